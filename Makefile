@@ -1,0 +1,62 @@
+# The NQF course. Two commands do everything on a fresh machine:
+#   make book   builds the HTML book into _build/html
+#   make test   runs every test: package unit tests, chapter checks, nbval, and a -W book build
+# Both create .venv and install the pinned lock (requirements.txt) when needed.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+VENDOR := book/_static/vendor/.stamp
+export PYTHONHASHSEED := 0
+export NQF_DEVICE ?= cpu
+
+.PHONY: book test unit nbval chapters browser-test execute student lock benchmarks clean help
+
+help:
+	@echo "make book | test | execute | browser-test | benchmarks | lock | clean"
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# Offline web assets (MathJax, require.js, the ipywidgets HTML manager) from pinned npm packages.
+$(VENDOR): package.json package-lock.json scripts/vendor_assets.py $(STAMP)
+	npm ci --no-audit --no-fund --loglevel=error
+	$(BIN)/python scripts/vendor_assets.py
+	touch $@
+
+book: $(STAMP) $(VENDOR)
+	rm -rf _build/html _build/.doctrees
+	$(BIN)/jupyter-book build . --builder html --warningiserror --keep-going
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests/unit tests/test_chapters.py -q
+
+nbval: $(STAMP)
+	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		-p no:randomly chapters -q
+
+test: unit nbval book
+	$(BIN)/python -m pytest tests/test_book_build.py -q
+
+browser-test: book
+	$(BIN)/python -m pytest tests/browser -q
+
+execute: $(STAMP)
+	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb
+
+benchmarks: $(STAMP)
+	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+lock:
+	rm -rf $(VENV)-lock && $(PYTHON) -m venv $(VENV)-lock
+	$(VENV)-lock/bin/pip install --quiet "torch==2.13.0" ".[test,book]" ipykernel
+	(head -2 requirements.txt; $(VENV)-lock/bin/pip freeze --exclude nqf_mini | sed 's/+cpu//') > requirements.new
+	mv requirements.new requirements.txt && rm -rf $(VENV)-lock
+
+clean:
+	rm -rf _build student book/_static/vendor

@@ -1,0 +1,40 @@
+"""nqf_mini: the neural quadratic form, small enough to read, fast enough to teach with.
+
+The public names, in the order the course introduces them:
+
+* Chapter 1: :func:`structure_matrix`, :func:`quadratic_expansion`, :class:`QuadraticExpansion`,
+  the symmetry checks and :func:`remainder_order`.
+* Chapter 2: :mod:`nqf_mini.architectures` (``make_architecture``, ``ARCHITECTURES``).
+* Throughout: :func:`default_device`, :mod:`nqf_mini.check` (exercise self-checks) and
+  :mod:`nqf_mini.plotting` (the figure style).
+"""
+
+from . import architectures, check, plotting, report
+from .activations import ACTIVATIONS, Activation, get_activation
+from .architectures import ARCHITECTURES, make_architecture
+from .blocks import offdiag
+from .device import default_device, describe_device
+from .quadratic_form import (
+    QuadraticExpansion,
+    nqf_value,
+    quadratic_expansion,
+    structure_matrices,
+    structure_matrix,
+)
+from .remainder import RemainderFit, remainder_curve, remainder_order
+from .symmetry import (
+    is_permutation_symmetric,
+    permutation_asymmetry,
+    satisfies_zgz,
+    zgz_violation,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ACTIVATIONS", "ARCHITECTURES", "Activation", "QuadraticExpansion", "RemainderFit",
+    "architectures", "check", "default_device", "describe_device", "get_activation",
+    "is_permutation_symmetric", "make_architecture", "nqf_value", "offdiag", "permutation_asymmetry",
+    "plotting", "quadratic_expansion", "report", "remainder_curve", "remainder_order", "satisfies_zgz",
+    "structure_matrices", "structure_matrix", "zgz_violation",
+]

@@ -1,0 +1,185 @@
+"""Attention layers whose heads are the units (Chapter 2, attention; Prop. 3 for query-key only).
+
+Notation: a query x of shape (n,), tokens X of shape (n, N), head dimension h, centred tokens
+X_c = X - xbar 1^T with xbar = X 1 / N, and the token covariance Sigma_X = X_c X_c^T / N.
+At W = 0 every head attends uniformly, softmax(s) = 1/N, and to first order in the scores s
+
+    X softmax(s) = xbar + X_c s / N + O(|s|^2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+
+from .._validate import require_positive_int
+from ..blocks import offdiag
+from .base import Architecture, _columns, _gaussians, register
+
+Tokens = tuple[torch.Tensor, torch.Tensor]                 # (query x (n,), tokens X (n, N))
+Labelled = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # (query x, tokens X, labels y (N,))
+
+
+def _check_tokens(n_tokens: int) -> None:
+    if n_tokens < 2:
+        raise ValueError(f"argument `n_tokens`: expected at least 2 tokens (attention over one "
+                         f"token is a constant), got {n_tokens}")
+
+
+def _scores(Q: torch.Tensor, K: torch.Tensor, x: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """Per-head attention logits X^T K_i^T Q_i x / sqrt(h): Q, K (d, h, n) -> (d, N)."""
+    queries = Q @ x                                        # (d, h)
+    keys = K @ X                                           # (d, h, N)
+    return torch.einsum("dh,dhN->dN", queries, keys) / math.sqrt(Q.shape[1])
+
+
+@register
+@dataclass(frozen=True)
+class MultiHeadAttention(Architecture):
+    """Multi-head attention with a scalar readout per head (Chapter 2, attention).
+
+        f(x, X) = sum_i v_i^T V_i X softmax(X^T K_i^T Q_i x / sqrt(h)),
+        w_i = [vec Q_i; vec K_i; vec V_i; v_i],   Q_i, K_i (h, n),  V_i (h_v, n),  v_i (h_v,).
+
+    Closed form (Chapter 2): at W = 0 attention is uniform, so only V_i and v_i meet, through the
+    mean token: Tr[M A] = sum_i v_i^T V_i xbar, i.e. A = O(I_{h_v} kron xbar) on the (vec V, v)
+    block and zero elsewhere; A does not depend on the query. ZGZ holds, f0 = 0, and the cubic term
+    vanishes: Q and K first enter at quartic order through :meth:`quartic_term`,
+    T4_i = h^{-1/2} v_i^T V_i Sigma_X K_i^T Q_i x, so f(sW) = s^2 Tr[M A] + s^4 sum_i T4_i + O(s^6).
+
+    Args:
+        n_in: token (and query) dimension n.
+        n_tokens: number of tokens N (>= 2).
+        h: query/key dimension of a head.
+        h_v: value dimension of a head.
+    """
+
+    name: ClassVar[str] = "attention"
+    unit: ClassVar[str] = "one attention head: its query, key and value matrices and readout v_i"
+    n_in: int = 3
+    n_tokens: int = 4
+    h: int = 2
+    h_v: int = 2
+
+    def __post_init__(self) -> None:
+        for arg in ("n_in", "n_tokens", "h", "h_v"):
+            require_positive_int(arg, getattr(self, arg))
+        _check_tokens(self.n_tokens)
+
+    @property
+    def p(self) -> int:
+        return 2 * self.h * self.n_in + self.h_v * self.n_in + self.h_v
+
+    @property
+    def remainder_order(self) -> int:
+        return 4
+
+    def heads(self, W: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Split W (p, d) into Q, K (d, h, n), V (d, h_v, n) and v (d, h_v)."""
+        hn, vn = self.h * self.n_in, self.h_v * self.n_in
+        Q = _columns(W, 0, (self.h, self.n_in))
+        K = _columns(W, hn, (self.h, self.n_in))
+        V = _columns(W, 2 * hn, (self.h_v, self.n_in))
+        v = _columns(W, 2 * hn + vn, (self.h_v,))
+        return Q, K, V, v
+
+    def f(self, W: torch.Tensor, x: Tokens) -> torch.Tensor:
+        q, X = x
+        Q, K, V, v = self.heads(W)
+        attn = torch.softmax(_scores(Q, K, q, X), dim=-1)  # (d, N)
+        values = torch.einsum("dv,dvn,nN->dN", v, V, X)     # v_i^T V_i X: (d, N)
+        return torch.sum(values * attn)
+
+    def A(self, x: Tokens) -> torch.Tensor:
+        _, X = x
+        xbar = X.mean(dim=1)                                # (n,)
+        eye = torch.eye(self.h_v, dtype=X.dtype, device=X.device)
+        Z = torch.kron(eye, xbar[:, None])                  # (h_v n, h_v): Z[a n + b, a] = xbar_b
+        out = X.new_zeros(self.p, self.p)
+        start = 2 * self.h * self.n_in                      # (vec V, v) are the last rows
+        out[start:, start:] = offdiag(Z)
+        return out
+
+    def quartic_term(self, W: torch.Tensor, x: Tokens) -> torch.Tensor:
+        """T4_i = h^{-1/2} v_i^T V_i Sigma_X K_i^T Q_i x for every head: returns shape (d,)."""
+        q, X = x
+        Q, K, V, v = self.heads(W)
+        Xc = X - X.mean(dim=1, keepdim=True)                # (n, N)
+        sigma = Xc @ Xc.T / X.shape[1]                      # (n, n)
+        qk = torch.einsum("dhn,dh->dn", K, Q @ q)           # K_i^T Q_i x: (d, n)
+        vV = torch.einsum("dv,dvn->dn", v, V)               # V_i^T v_i: (d, n)
+        return torch.einsum("dn,nm,dm->d", vV, sigma, qk) / math.sqrt(self.h)
+
+    def sample_input(self, seed: int = 0) -> Tokens:
+        return _gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens))
+
+
+@register
+@dataclass(frozen=True)
+class QKAttention(Architecture):
+    """Query-key-only attention against fixed token labels (Chapter 2, Prop. 3; our definition).
+
+        f(x, X, y) = sum_i y^T softmax(X^T K_i^T Q_i x / sqrt(h)),   w_i = [vec Q_i; vec K_i].
+
+    Closed form (Chapter 2): with c = X_c y / N (the covariance of tokens and labels),
+    f0 = d * mean(y) (not zero, yet ZGZ holds: the scores are bilinear in Q and K) and
+    Tr[M A] = h^{-1/2} sum_i (K_i c)^T (Q_i x), so A = O(h^{-1/2} I_h kron x c^T) is an off-diagonal
+    Q-K block; A = 0 when the labels or the tokens are constant. The next term is quartic.
+
+    Args:
+        n_in: token (and query) dimension n.
+        n_tokens: number of tokens N (>= 2).
+        h: query/key dimension of a head.
+        n_heads: the number of heads d that f0 = d * mean(y) is stated for (A does not depend on d).
+    """
+
+    name: ClassVar[str] = "qk_attention"
+    unit: ClassVar[str] = "one attention head: its query and key matrices Q_i, K_i (h x n)"
+    n_in: int = 3
+    n_tokens: int = 4
+    h: int = 2
+    n_heads: int = 2
+
+    def __post_init__(self) -> None:
+        for arg in ("n_in", "n_tokens", "h"):
+            require_positive_int(arg, getattr(self, arg))
+        require_positive_int("n_heads", self.n_heads, minimum=2)
+        _check_tokens(self.n_tokens)
+
+    @property
+    def p(self) -> int:
+        return 2 * self.h * self.n_in
+
+    @property
+    def n_units(self) -> int:
+        return self.n_heads
+
+    @property
+    def remainder_order(self) -> int:
+        return 4
+
+    def f(self, W: torch.Tensor, x: Labelled) -> torch.Tensor:
+        q, X, y = x
+        Q = _columns(W, 0, (self.h, self.n_in))             # (d, h, n)
+        K = _columns(W, self.h * self.n_in, (self.h, self.n_in))
+        return torch.sum(torch.softmax(_scores(Q, K, q, X), dim=-1) @ y)
+
+    def label_covariance(self, x: Labelled) -> torch.Tensor:
+        """c = X_c y / N, shape (n,)."""
+        _, X, y = x
+        return (X - X.mean(dim=1, keepdim=True)) @ y / X.shape[1]
+
+    def A(self, x: Labelled) -> torch.Tensor:
+        q = x[0]
+        eye = torch.eye(self.h, dtype=q.dtype, device=q.device)
+        Z = torch.kron(eye, torch.outer(q, self.label_covariance(x)))   # (h n, h n)
+        return offdiag(Z / math.sqrt(self.h))
+
+    def f0(self, x: Labelled) -> torch.Tensor:
+        return self.n_heads * x[2].mean()
+
+    def sample_input(self, seed: int = 0) -> Labelled:
+        return _gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens), (self.n_tokens,))

@@ -1,0 +1,58 @@
+"""One figure style for the whole course.
+
+Call :func:`apply_style` once at the top of a chapter (it sets matplotlib's rcParams, the one piece
+of global state the package touches, and only when asked). Figures get an opaque white background
+so that they stay readable when the book is shown in dark mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+
+#: Colours used consistently: simulation of the original network, its NQF, and theory.
+COLORS = {"network": "#1f4e9c", "nqf": "#111111", "theory": "#d1495b", "accent": "#edae49",
+          "muted": "#7a7a7a"}
+
+STYLE: dict[str, Any] = {
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "figure.facecolor": "white",
+    "savefig.facecolor": "white",
+    "axes.facecolor": "white",
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "lines.linewidth": 1.8,
+    "image.cmap": "RdBu_r",
+    "svg.hashsalt": "nqf",
+}
+
+
+def apply_style() -> None:
+    """Set the course's matplotlib style (call once per notebook)."""
+    mpl.rcParams.update(STYLE)
+
+
+def symmetric_limits(values: np.ndarray) -> tuple[float, float]:
+    """(-m, m) with m = max |values|, for diverging colour maps centred at zero."""
+    m = float(np.max(np.abs(values))) or 1.0
+    return -m, m
+
+
+def reference_slope(ax: Any, x: np.ndarray, slope: float, anchor: tuple[float, float],
+                    label: str, **kwargs: Any) -> None:
+    """Draw the line y = anchor_y (x / anchor_x)^slope on log-log axes (a theory guide)."""
+    x = np.asarray(x, dtype=float)
+    x0, y0 = anchor
+    style = dict(color=COLORS["muted"], linestyle="--", linewidth=1.0)
+    style.update(kwargs)
+    ax.plot(x, y0 * (x / x0) ** slope, label=label, **style)

@@ -1,0 +1,83 @@
+"""Numerical checks of Theorem 1's two structural hypotheses (Chapter 1).
+
+* Permutation symmetry: f(W P, x) = f(W, x) for every permutation matrix P of the d units.
+* ZGZ (zero gradient at zero): grad_{w_i} f(W, x) = 0 whenever w_i = 0, whatever the other units are.
+
+Both are tested at random weights drawn from a seeded generator, so the answers are reproducible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ._validate import require_positive, require_positive_int
+from .quadratic_form import Module, _cast, _check_output, _input_device
+
+
+def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
+                    device: torch.device) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return (scale * torch.randn(p, d, generator=gen, dtype=dtype)).to(device)
+
+
+def _setup(x: Any, dtype: torch.dtype) -> tuple[Any, torch.device]:
+    device = _input_device(x) or torch.device("cpu")
+    return _cast(x, dtype, device), device
+
+
+def permutation_asymmetry(
+    f: Module, x: Any, p: int, d: int = 5, *, trials: int = 4, scale: float = 0.5,
+    seed: int = 0, dtype: torch.dtype = torch.float64,
+) -> float:
+    """max |f(W P) - f(W)| / max(|f(W)|, 1) over random W (entries N(0, scale^2)) and permutations."""
+    p, d = require_positive_int("p", p), require_positive_int("d", d, minimum=2)
+    trials, scale = require_positive_int("trials", trials), require_positive("scale", scale)
+    x, device = _setup(x, dtype)
+    gen = torch.Generator().manual_seed(seed + 1)
+    worst = 0.0
+    for t in range(trials):
+        W = _random_weights(p, d, scale, seed + t, dtype, device)
+        perm = torch.randperm(d, generator=gen).to(device)
+        a, b = _check_output(f(W, x)), _check_output(f(W[:, perm], x))
+        worst = max(worst, (a - b).abs().item() / max(a.abs().item(), 1.0))
+    return worst
+
+
+def zgz_violation(
+    f: Module, x: Any, p: int, d: int = 3, *, trials: int = 4, scale: float = 0.5,
+    seed: int = 0, dtype: torch.dtype = torch.float64,
+) -> float:
+    """max over trials and units i of |grad_{w_i} f| at random W with column i set to zero.
+
+    The gradient norm is divided by max(1, |grad_W f|) so that the number is scale-free; it is 0 up to
+    round-off exactly when ZGZ holds.
+    """
+    p, d = require_positive_int("p", p), require_positive_int("d", d, minimum=2)
+    trials, scale = require_positive_int("trials", trials), require_positive("scale", scale)
+    x, device = _setup(x, dtype)
+    worst = 0.0
+    for t in range(trials):
+        for i in range(d):
+            W = _random_weights(p, d, scale, seed + t, dtype, device)
+            W[:, i] = 0.0
+            W.requires_grad_(True)
+            out = _check_output(f(W, x))
+            grad = torch.autograd.grad(out, W, allow_unused=True)[0] if out.requires_grad else None
+            if grad is None:
+                continue
+            worst = max(worst, grad[:, i].norm().item() / max(1.0, grad.norm().item()))
+    return worst
+
+
+def is_permutation_symmetric(f: Module, x: Any, p: int, d: int = 5, *, tol: float = 1e-10,
+                             **kwargs: Any) -> bool:
+    """``permutation_asymmetry(f, x, p, d) <= tol``."""
+    return permutation_asymmetry(f, x, p, d, **kwargs) <= tol
+
+
+def satisfies_zgz(f: Module, x: Any, p: int, d: int = 3, *, tol: float = 1e-10,
+                  **kwargs: Any) -> bool:
+    """``zgz_violation(f, x, p, d) <= tol``."""
+    return zgz_violation(f, x, p, d, **kwargs) <= tol

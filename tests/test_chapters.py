@@ -1,0 +1,85 @@
+"""Structural checks of the chapter notebooks: executed, in order, listed, launchable.
+
+The book shows the outputs stored in the notebooks and nbval re-checks them, so a chapter stored
+unexecuted, executed out of order or with an error would let the book show something no test saw.
+"""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+def toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters", []):
+            files.append(chapter["file"])
+            files += [s["file"] for s in chapter.get("sections", [])]
+    return files
+
+
+def repository_url():
+    return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+
+
+def test_there_are_chapters():
+    assert CHAPTERS, "no notebooks in chapters/"
+
+
+def test_toc_and_chapter_folder_agree():
+    listed = {f for f in toc_files() if f.startswith("chapters/")}
+    present = {f"chapters/{p.stem}" for p in CHAPTERS}
+    assert listed == present, f"in _toc.yml only: {listed - present}; on disk only: {present - listed}"
+    for f in toc_files():
+        assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_executed_top_to_bottom_without_errors(path):
+    nb = nbformat.read(path, as_version=4)
+    counts = [c.execution_count for c in code_cells(nb)]
+    assert None not in counts, f"{path.name} has unexecuted code cells: run `make execute`"
+    assert counts == list(range(1, len(counts) + 1)), f"{path.name} was not run top to bottom"
+    errors = [o for c in code_cells(nb) for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"{path.name} stores an error output"
+    stderr = [o.text for c in code_cells(nb) for o in c.outputs
+              if o.output_type == "stream" and o.name == "stderr"]
+    assert not stderr, f"{path.name} stores stderr output (warnings): {stderr[:1]}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_first_code_cell_installs_in_colab_only(path):
+    first = code_cells(nbformat.read(path, as_version=4))[0]
+    assert '"google.colab" in sys.modules' in first.source
+    assert f"git+{repository_url()}" in first.source, "install cell and _config.yml disagree on the URL"
+    assert "hide-cell" in first.metadata.get("tags", [])
+    assert not first.outputs
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_lecture_anatomy(path):
+    nb = nbformat.read(path, as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "**Learning objectives.**" in text and "**Prerequisites.**" in text
+    exercises = text.count("```{exercise}")
+    assert exercises >= 3, f"{path.name}: {exercises} exercises, need at least 3"
+    solutions = text.count("```{solution}") + text.count("```{solution-start}")
+    assert solutions == exercises and text.count(":class: dropdown") >= solutions
+    assert "assert " in "\n".join(c.source for c in code_cells(nb)), "a chapter checks its claims"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_only_widget_cells_ignore_output(path):
+    for cell in code_cells(nbformat.read(path, as_version=4)):
+        if "nbval-ignore-output" in cell.metadata.get("tags", []):
+            assert "interact" in cell.source, "only widget cells may skip nbval's comparison"
