@@ -4,7 +4,8 @@ The public names, in the order the course introduces them:
 
 * Chapter 1: :func:`structure_matrix`, :func:`quadratic_expansion`, :class:`QuadraticExpansion`,
   the symmetry checks and :func:`remainder_order`.
-* Chapter 2: :mod:`nqf_mini.architectures` (``make_architecture``, ``ARCHITECTURES``).
+* Chapter 2: :mod:`nqf_mini.architectures` (``make_architecture``, ``ARCHITECTURES``) and
+  :mod:`nqf_mini.commutativity` (commutators and common eigenbases of the data matrices).
 * Throughout: :func:`default_device`, :mod:`nqf_mini.check` (exercise self-checks) and
   :mod:`nqf_mini.plotting` (the figure style).
 """
@@ -13,6 +14,13 @@ from . import architectures, check, plotting, report
 from .activations import ACTIVATIONS, Activation, get_activation
 from .architectures import ARCHITECTURES, make_architecture
 from .blocks import offdiag
+from .commutativity import (
+    CommonEigenbasis,
+    common_eigenbasis,
+    commutator_norm,
+    max_commutator,
+    pairwise_commutators,
+)
 from .device import default_device, describe_device
 from .quadratic_form import (
     QuadraticExpansion,
@@ -32,7 +40,8 @@ from .symmetry import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "ACTIVATIONS", "ARCHITECTURES", "Activation", "QuadraticExpansion", "RemainderFit",
+    "ACTIVATIONS", "ARCHITECTURES", "Activation", "CommonEigenbasis", "common_eigenbasis",
+    "commutator_norm", "max_commutator", "pairwise_commutators", "QuadraticExpansion", "RemainderFit",
     "architectures", "check", "default_device", "describe_device", "get_activation",
     "is_permutation_symmetric", "make_architecture", "nqf_value", "offdiag", "permutation_asymmetry",
     "plotting", "quadratic_expansion", "report", "remainder_curve", "remainder_order", "satisfies_zgz",

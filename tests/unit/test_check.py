@@ -49,5 +49,91 @@ def test_unanswered_and_unknown_labels(capsys):
 
 
 def test_every_check_is_covered_here():
-    covered = {"ch1.mlp_bias_A", "ch1.remainder_orders"}
+    covered = {"ch1.mlp_bias_A", "ch1.remainder_orders",
+               "ch2.biased_attention_A", "ch2.gcn", "ch2.commuting"}
     assert covered <= set(CHECKS)
+
+
+# --- Chapter 2 ----------------------------------------------------------------------------------
+
+def right_biased_A(X, b, h, h_v):
+    n = X.shape[0]
+    m = X @ torch.softmax(b, dim=0)                        # the attention-weighted token at W = 0
+    A = torch.zeros(2 * h * n + h_v * n + h_v, 2 * h * n + h_v * n + h_v, dtype=X.dtype)
+    A[2 * h * n:, 2 * h * n:] = nqf.offdiag(torch.kron(torch.eye(h_v, dtype=X.dtype), m[:, None]))
+    return A
+
+
+def _with_token(token):
+    def answer(X, b, h, h_v):
+        n = X.shape[0]
+        A = torch.zeros(2 * h * n + h_v * n + h_v, 2 * h * n + h_v * n + h_v, dtype=X.dtype)
+        Z = token(X, b, h_v)
+        A[2 * h * n:, 2 * h * n:] = nqf.offdiag(Z)
+        return A
+    return answer
+
+
+WRONG_BIASED_A = {
+    "mean token": _with_token(lambda X, b, h_v: torch.kron(torch.eye(h_v, dtype=X.dtype),
+                                                           X.mean(dim=1)[:, None])),
+    "row by row": _with_token(lambda X, b, h_v: torch.kron((X @ torch.softmax(b, 0))[:, None],
+                                                           torch.eye(h_v, dtype=X.dtype))),
+    "factor of 2": lambda *a: 2 * right_biased_A(*a),
+    "shape": lambda X, b, h, h_v: right_biased_A(X, b, h, h_v)[1:, 1:],
+    "rows/columns": _with_token(lambda X, b, h_v: torch.kron(torch.eye(h_v, dtype=X.dtype),
+                                                             X[:, :1])),
+}
+
+
+def test_ch2_biased_attention_A():
+    assert exercise("ch2.biased_attention_A", right_biased_A, quiet=True).ok
+    for phrase, wrong in WRONG_BIASED_A.items():
+        result = exercise("ch2.biased_attention_A", wrong, quiet=True)
+        assert not result.ok and phrase in result.message, (phrase, result.message)
+    assert "function" in exercise("ch2.biased_attention_A", 3, quiet=True).message
+
+
+def f_gcn(W, x):
+    X, S = x
+    return W[-1] @ torch.tanh(W[:-1].T @ X @ S).sum(dim=1)
+
+
+def A_gcn(x):
+    X, S = x
+    return nqf.offdiag(X @ S @ torch.ones(S.shape[0], dtype=X.dtype))
+
+
+WRONG_GCN = {
+    "averages over the nodes": (lambda W, x: f_gcn(W, x) / x[1].shape[0], A_gcn),
+    "does not propagate": (lambda W, x: W[-1] @ torch.tanh(W[:-1].T @ x[0]).sum(dim=1), A_gcn),
+    "COLUMNS": (lambda W, x: f_gcn(W * torch.arange(1.0, W.shape[1] + 1), x), A_gcn),
+    "scalar tensor": (lambda W, x: torch.tanh(W[:-1].T @ x[0] @ x[1]), A_gcn),
+    "leaves out the propagation": (f_gcn, lambda x: nqf.offdiag(x[0].sum(dim=1))),
+    "factor of 2": (f_gcn, lambda x: 2 * A_gcn(x)),
+    "wrong sign": (f_gcn, lambda x: -A_gcn(x)),
+    "pair of functions": f_gcn,
+}
+
+
+def test_ch2_gcn():
+    assert exercise("ch2.gcn", (f_gcn, A_gcn), quiet=True).ok
+    for phrase, wrong in WRONG_GCN.items():
+        result = exercise("ch2.gcn", wrong, quiet=True)
+        assert not result.ok and phrase in result.message, (phrase, result.message)
+
+
+def test_ch2_commuting():
+    right = {"MLP, 1-D input": True, "MLP, 3-D input": False,
+             "CNN, circular, global pooling, 1 channel": True,
+             "CNN, circular, global pooling, 2 channels": False,
+             "multi-head attention": False, "phase retrieval": False,
+             "matrix completion, entries in different rows and columns": True}
+    assert exercise("ch2.commuting", right, quiet=True).ok
+    result = exercise("ch2.commuting", right | {"CNN, circular, global pooling, 2 channels": True},
+                      quiet=True)
+    assert not result.ok and "channel sums" in result.message
+    result = exercise("ch2.commuting", right | {"phase retrieval": True}, quiet=True)
+    assert not result.ok and "orthogonal" in result.message
+    assert "missing" in exercise("ch2.commuting", {"MLP, 1-D input": True}, quiet=True).message
+    assert "dict" in exercise("ch2.commuting", [True], quiet=True).message
