@@ -25,7 +25,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 # Offline web assets (MathJax, require.js, the ipywidgets HTML manager) from pinned npm packages.
 $(VENDOR): package.json package-lock.json scripts/vendor_assets.py $(STAMP)
-	npm ci --no-audit --no-fund --loglevel=error
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	$(BIN)/python scripts/vendor_assets.py
 	touch $@
 
@@ -43,7 +43,9 @@ nbval: $(STAMP)
 test: unit nbval book
 	$(BIN)/python -m pytest tests/test_book_build.py -q
 
+# Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
 browser-test: book
+	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests/browser -q
 
 execute: $(STAMP)

@@ -9,7 +9,9 @@ pages load, at the relative paths those scripts expect:
   the TeX extensions that ``autoload`` and ``\\require`` fetch, and the ``a11y``/``sre`` components
   that the MathJax menu's accessibility options load on demand.
 * ``vendor/require.js``: the npm package ships RequireJS unminified only.
-* ``vendor/html-manager/``: ``embed-amd.js`` and the icon fonts it references next to itself.
+* ``vendor/html-manager/``: ``embed-amd.js``, the icon fonts it references, and ``fonts-path.js``
+  (written here), which tells RequireJS that the bundle lives in this folder: the bundle looks for
+  its fonts beside the URL that RequireJS gives its module, by default the page's own folder.
 
 The destination is rebuilt from scratch on every run, so running it twice gives the same tree.
 Usage: ``python scripts/vendor_assets.py`` from anywhere.
@@ -34,8 +36,16 @@ ASSETS = [
     ("requirejs/require.js", "require.js", None),
     ("@jupyter-widgets/html-manager/dist/embed-amd.js", "html-manager/embed-amd.js", None),
     ("@jupyter-widgets/html-manager/dist", "html-manager",
-     ["*.woff2", "*.woff", "*.ttf", "*.eot", "*.svg"]),
+     ["*.woff2", "*.woff"]),
 ]
+
+# Loaded between require.js and embed-amd.js (see nb_ipywidgets_js in _config.yml).
+FONTS_PATH_JS = """\
+// Written by scripts/vendor_assets.py. The widget manager finds its icon fonts next to the URL that
+// RequireJS assigns its module; point that URL at this folder.
+require.config({paths: {"@jupyter-widgets/html-manager/dist":
+  new URL(".", document.currentScript.src).href.replace(/\\/$/, "")}});
+"""
 
 
 def main() -> int:
@@ -57,6 +67,8 @@ def main() -> int:
             t.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, t)
             count += 1
+    (DEST / "html-manager" / "fonts-path.js").write_text(FONTS_PATH_JS)
+    count += 1
     size = sum(f.stat().st_size for f in DEST.rglob("*") if f.is_file())
     print(f"vendor_assets: {count} files, {size / 1e6:.1f} MB in {DEST.relative_to(ROOT)}")
     return 0
