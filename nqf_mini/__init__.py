@@ -6,6 +6,8 @@ The public names, in the order the course introduces them:
   the symmetry checks and :func:`remainder_order`.
 * Chapter 2: :mod:`nqf_mini.architectures` (``make_architecture``, ``ARCHITECTURES``) and
   :mod:`nqf_mini.commutativity` (commutators and common eigenbases of the data matrices).
+* Chapter 3: :mod:`nqf_mini.dynamics` (``simulate_W``, ``simulate_M``) and :mod:`nqf_mini.compression`.
+* Chapter 4: :mod:`nqf_mini.lotka_volterra` and :mod:`nqf_mini.riccati` (exactly solvable regimes).
 * Throughout: :func:`default_device`, :mod:`nqf_mini.check` (exercise self-checks) and
   :mod:`nqf_mini.plotting` (the figure style).
 """
@@ -21,7 +23,10 @@ from .commutativity import (
     max_commutator,
     pairwise_commutators,
 )
+from .compression import compress_data_subspace, compress_rank, lift_weights, psd_factor
 from .device import default_device, describe_device
+from .dynamics import DivergenceError, TrainingResult, simulate_M, simulate_M_mu, simulate_W
+from .lotka_volterra import logistic, lotka_volterra, mode_strengths, reduce_commuting
 from .quadratic_form import (
     QuadraticExpansion,
     nqf_value,
@@ -29,6 +34,7 @@ from .quadratic_form import (
     structure_matrices,
     structure_matrix,
 )
+from .riccati import isotropic_dataset, isotropy_constant, riccati_closed_form, single_sample_solution
 from .remainder import RemainderFit, remainder_curve, remainder_order
 from .symmetry import (
     is_permutation_symmetric,
@@ -40,6 +46,10 @@ from .symmetry import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "DivergenceError", "TrainingResult", "compress_data_subspace", "compress_rank", "isotropic_dataset",
+    "isotropy_constant", "lift_weights", "logistic", "lotka_volterra", "mode_strengths", "psd_factor",
+    "reduce_commuting", "riccati_closed_form", "simulate_M", "simulate_M_mu", "simulate_W",
+    "single_sample_solution",
     "ACTIVATIONS", "ARCHITECTURES", "Activation", "CommonEigenbasis", "common_eigenbasis",
     "commutator_norm", "max_commutator", "pairwise_commutators", "QuadraticExpansion", "RemainderFit",
     "architectures", "check", "default_device", "describe_device", "get_activation",

@@ -1,0 +1,223 @@
+"""Commuting data reduce the M-space flow to a Lotka-Volterra system (Theorems 4-7, Chapter 4).
+
+If every structure matrix shares one orthonormal eigenbasis, A_mu = E diag(a_mu) E^T (Assumption 1),
+the mode strengths z_k = (E^T M E)_kk obey, under gradient flow on L = (1/2n) sum_mu r_mu^2,
+
+    dz_k/dt = 4 z_k (b_k - (C z)_k),
+    C = (1/n) sum_mu a_mu a_mu^T,    b = (1/n) sum_mu (y_mu - f0_mu) a_mu,
+
+for ANY M(0): in the eigenbasis dM/dt = -2 (G M + M G) with G = E diag(C z - b) E^T, and the diagonal
+entry k picks up -4 (C z - b)_k z_k. (With the loss (1/n) sum r^2 the factor would be 8.) With C
+diagonal the modes are independent logistics with rate zeta_k = 4 b_k and capacity z*_k = b_k / C_kk.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from ._validate import as_tensor, require_finite, require_positive, require_shape, require_symmetric
+from .commutativity import common_eigenbasis, max_commutator
+from .device import resolve_device
+
+_STEP_FRACTION = 0.03   # default RK4 substep: this fraction of the fastest rate's time scale
+
+
+def _check_times(t: Any, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    t = as_tensor("t", t, dtype=dtype, device=device)
+    t = t.reshape(1) if t.ndim == 0 else t
+    if t.ndim != 1 or t.numel() == 0:
+        raise ValueError(f"argument `t`: expected a non-empty 1-D tensor of times, "
+                         f"got shape {tuple(t.shape)}")
+    require_finite("t", t)
+    if (t[0] < 0).item() or (t.numel() > 1 and not (t[1:] > t[:-1]).all().item()):
+        raise ValueError(f"argument `t`: expected increasing times >= 0, got {t.tolist()[:6]}...")
+    return t
+
+
+def _default_max_step(b: torch.Tensor, C: torch.Tensor, z0: torch.Tensor) -> float:
+    """A substep small against 1/rate, rate = 4 max(|b|, |C| z_scale), z_scale >= z0 and z*."""
+    diag = torch.diagonal(C, dim1=-2, dim2=-1).abs()
+    zstar = torch.where(diag > 0, b.abs() / torch.where(diag > 0, diag, 1.0), 0.0)
+    zscale = torch.maximum(z0, zstar.expand_as(z0))                       # (..., K)
+    rate = 4.0 * max(b.abs().max().item(), (C.abs() @ zscale.unsqueeze(-1)).abs().max().item(), 1e-12)
+    return _STEP_FRACTION / rate
+
+
+def lotka_volterra(
+    b: Any,
+    C: Any,
+    z0: Any,
+    t: Any,
+    *,
+    max_step: float | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
+    """Integrate dz/dt = 4 z (b - C z) in log space (Theorems 4-7, Chapter 4).
+
+    With u = ln z the system is du/dt = 4 (b - C e^u), which RK4 integrates accurately even from
+    z0 = 1e-30 (no stiffness at small z); z0 = 0 stays 0. Integration starts at time 0.
+
+    Args:
+        b: growth vector, shape (K,) or (..., K).
+        C: interaction matrix, shape (K, K) or (..., K, K).
+        z0: initial strengths, >= 0, shape (K,) or (..., K); batch dimensions broadcast.
+        t: output times, 1-D, increasing, >= 0 (may start at 0).
+        max_step: largest RK4 substep (default: 3% of 1 / rate, rate = 4 max(|b|, |C| z), z >= z0, z*).
+        device: where to compute (None: the default device).
+        dtype: dtype of the result, torch.float64 (default) or torch.float32; the integration
+            itself always runs in float64 (the state is tiny, and ln z needs the digits).
+
+    Returns:
+        z at the times t, shape (..., T, K).
+
+    Raises:
+        ValueError: on malformed shapes, negative z0, or times that are not increasing.
+    """
+    dev = resolve_device(device)
+    b = as_tensor("b", b, dtype=dtype, device=dev)
+    C = as_tensor("C", C, dtype=dtype, device=dev)
+    z0 = as_tensor("z0", z0, dtype=dtype, device=dev)
+    if z0.ndim < 1:
+        raise ValueError(f"argument `z0`: expected shape (K,) or (..., K), got {tuple(z0.shape)}")
+    K = z0.shape[-1]
+    if b.ndim < 1 or b.shape[-1] != K:
+        raise ValueError(f"argument `b`: expected shape ({K},) or (..., {K}), got {tuple(b.shape)}")
+    if C.ndim < 2 or C.shape[-2:] != (K, K):
+        raise ValueError(f"argument `C`: expected shape ({K}, {K}) or (..., {K}, {K}), "
+                         f"got {tuple(C.shape)}")
+    for name, x in (("b", b), ("C", C), ("z0", z0)):
+        require_finite(name, x)
+    if (z0 < 0).any():
+        raise ValueError(f"argument `z0`: expected strengths >= 0, got minimum {z0.min().item():.3g}")
+    t = _check_times(t, torch.float64, dev)
+    batch = torch.broadcast_shapes(z0.shape[:-1], b.shape[:-1], C.shape[:-2])
+    # float64 inside: ln z ~ -69 at z = 1e-30, and float32 round-off in u is relative error in z
+    z0, b = z0.double().expand(*batch, K), b.double().expand(*batch, K)
+    C = C.double().expand(*batch, K, K)
+    h_max = (_default_max_step(b, C, z0) if max_step is None
+             else require_positive("max_step", max_step))
+
+    def velocity(u: torch.Tensor) -> torch.Tensor:                          # du/dt: (..., K)
+        return 4.0 * (b - (C @ torch.exp(u).unsqueeze(-1)).squeeze(-1))
+
+    u = torch.log(z0)                                                       # -inf where z0 = 0
+    out, now = [], 0.0
+    for target in t.tolist():
+        n_sub = math.ceil((target - now) / h_max) if target > now else 0
+        h = (target - now) / max(n_sub, 1)
+        for _ in range(n_sub):
+            k1 = velocity(u)
+            k2 = velocity(u + 0.5 * h * k1)
+            k3 = velocity(u + 0.5 * h * k2)
+            k4 = velocity(u + h * k3)
+            u = u + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        now = target
+        out.append(torch.exp(u))
+    return torch.stack(out, dim=-2).to(dtype)                               # (..., T, K)
+
+
+def logistic(z0: Any, zstar: Any, zeta: Any, t: Any) -> torch.Tensor:
+    """Closed-form logistic z(t) = z* / (1 + (z*/z0 - 1) e^{-zeta t}) (orthogonal features, Chapter 4).
+
+    It solves dz/dt = zeta z (1 - z / z*); for the NQF with diagonal C, zeta_k = 4 b_k and
+    z*_k = b_k / C_kk. Exact at any z0 > 0, including z0 = 1e-30.
+
+    Args:
+        z0: initial values, > 0; z0, zstar and zeta broadcast together to shape (..., K) or ().
+        zstar: capacities (non-zero).
+        zeta: growth rates.
+        t: times, 1-D (or a scalar).
+
+    Returns:
+        z(t), shape (..., T, K) (or (T,) when the parameters are scalars).
+
+    Raises:
+        ValueError: if z0 <= 0 or zstar == 0 somewhere.
+    """
+    ref = next((x for x in (z0, zstar, zeta, t) if isinstance(x, torch.Tensor)), None)
+    dtype = ref.dtype if ref is not None and ref.is_floating_point() else torch.float64
+    device = ref.device if ref is not None else None
+    z0, zstar, zeta = (as_tensor(k, v, dtype=dtype, device=device)
+                       for k, v in (("z0", z0), ("zstar", zstar), ("zeta", zeta)))
+    t = as_tensor("t", t, dtype=dtype, device=z0.device)
+    t = t.reshape(1) if t.ndim == 0 else t
+    if t.ndim != 1:
+        raise ValueError(f"argument `t`: expected a 1-D tensor of times, got shape {tuple(t.shape)}")
+    if (z0 <= 0).any():
+        raise ValueError(f"argument `z0`: expected values > 0, got minimum {z0.min().item():.3g}")
+    if (zstar == 0).any():
+        raise ValueError("argument `zstar`: expected non-zero capacities, got a zero")
+    z0, zstar, zeta = torch.broadcast_tensors(z0, zstar, zeta)
+    if z0.ndim == 0:
+        return zstar / (1.0 + (zstar / z0 - 1.0) * torch.exp(-zeta * t))
+    tt = t.reshape(-1, 1)                                                   # (T, 1)
+    z0, zstar, zeta = (x.unsqueeze(-2) for x in (z0, zstar, zeta))          # (..., 1, K)
+    return zstar / (1.0 + (zstar / z0 - 1.0) * torch.exp(-zeta * tt))      # (..., T, K)
+
+
+def reduce_commuting(
+    A: Any, y: Any, f0: float | Any = 0.0, *, rtol: float | None = None, seed: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Reduce commuting data to Lotka-Volterra coefficients (Assumption 1, Chapter 4).
+
+    Finds E with A_mu = E diag(a_mu) E^T by diagonalising a random combination sum_mu c_mu A_mu
+    (which also copes with degenerate eigenvalues), then
+
+        C = (1/n) sum_mu a_mu a_mu^T,    b = (1/n) sum_mu (y_mu - f0_mu) a_mu.
+
+    Args:
+        A: structure matrices, symmetric, shape (n, p, p).
+        y: targets, shape (n,).
+        f0: f(0, x_mu), scalar or shape (n,).
+        rtol: largest accepted relative off-diagonal residual ||offdiag(E^T A_mu E)|| / ||A_mu||
+            (default 1e-8 in float64, 1e-4 in float32).
+        seed: seed of the random combination.
+
+    Returns:
+        (E (p, p) orthogonal, a (n, K = p), b (K,), C (K, K)).
+
+    Raises:
+        ValueError: if the matrices do not commute (the message gives the largest relative
+            commutator ||[A_mu, A_nu]||_F / (||A_mu||_F ||A_nu||_F)).
+    """
+    A = as_tensor("A", A, ndim=3)
+    if A.shape[1] != A.shape[2]:
+        raise ValueError(f"argument `A`: expected a stack of square matrices (n, p, p), "
+                         f"got {tuple(A.shape)}")
+    require_symmetric("A", A)
+    n = A.shape[0]
+    y = as_tensor("y", y, ndim=1, dtype=A.dtype, device=A.device)
+    require_shape("y", y, (n,))
+    f0 = as_tensor("f0", f0, dtype=A.dtype, device=A.device)
+    if f0.ndim > 1 or (f0.ndim == 1 and f0.shape[0] != n):
+        raise ValueError(f"argument `f0`: expected a scalar or shape ({n},), got {tuple(f0.shape)}")
+    if rtol is None:
+        rtol = 1e-8 if A.dtype == torch.float64 else 1e-4
+    rtol = require_positive("rtol", rtol)
+    basis = common_eigenbasis(A, seed=seed)
+    if basis.residual > rtol:
+        raise ValueError(f"argument `A`: the structure matrices do not commute (Assumption 1 fails): "
+                         f"largest relative commutator {max_commutator(A):.3g}, off-diagonal residual "
+                         f"{basis.residual:.3g} in the best common basis (tolerance {rtol:.3g})")
+    a = basis.a                                                             # (n, K)
+    C = a.T @ a / n                                                         # (K, K)
+    b = (y - f0) @ a / n                                                    # (K,)
+    return basis.E, a, b, C
+
+
+def mode_strengths(M_traj: Any, E: Any) -> torch.Tensor:
+    """Mode strengths z_k = (E^T M E)_kk for one M (p, p) or a trajectory (..., p, p) (Chapter 4).
+
+    Returns:
+        z, shape (..., K) with K = p.
+    """
+    M_traj = as_tensor("M_traj", M_traj)
+    E = as_tensor("E", E, ndim=2, dtype=M_traj.dtype, device=M_traj.device)
+    if M_traj.ndim < 2 or M_traj.shape[-2:] != (E.shape[0], E.shape[0]):
+        raise ValueError(f"argument `M_traj`: expected shape (..., {E.shape[0]}, {E.shape[0]}) to match "
+                         f"`E`, got {tuple(M_traj.shape)}")
+    return torch.einsum("pk,...pq,qk->...k", E, M_traj, E)
