@@ -1,6 +1,8 @@
 # The NQF course. Two commands do everything on a fresh machine:
 #   make book   builds the HTML book into _build/html
-#   make test   runs every test: package unit tests, chapter checks, nbval, and a -W book build
+#   make test   runs every test: package unit tests, chapter checks, the student edition, nbval,
+#               and a -W book build
+#   make student writes the student edition of every chapter into student/
 # Both create .venv and install the pinned lock (requirements.txt) when needed.
 
 PYTHON ?= python3
@@ -14,7 +16,7 @@ export NQF_DEVICE ?= cpu
 .PHONY: book test unit nbval chapters browser-test execute student lock benchmarks clean help
 
 help:
-	@echo "make book | test | execute | browser-test | benchmarks | lock | clean"
+	@echo "make book | test | student | execute | browser-test | benchmarks | lock | clean"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,7 +36,7 @@ book: $(STAMP) $(VENDOR)
 	$(BIN)/jupyter-book build . --builder html --warningiserror --keep-going
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests/unit tests/test_chapters.py -q
+	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py -q
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
@@ -47,6 +49,11 @@ test: unit nbval book
 browser-test: book
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests/browser -q
+
+# The edition to hand out or publish: solutions removed, exercise code replaced by skeletons.
+student: $(STAMP)
+	rm -rf student
+	$(BIN)/python scripts/make_student.py --out student
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb

@@ -4,6 +4,7 @@ The book shows the outputs stored in the notebooks and nbval re-checks them, so 
 unexecuted, executed out of order or with an error would let the book show something no test saw.
 """
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -83,3 +84,54 @@ def test_only_widget_cells_ignore_output(path):
     for cell in code_cells(nbformat.read(path, as_version=4)):
         if "nbval-ignore-output" in cell.metadata.get("tags", []):
             assert "interact" in cell.source, "only widget cells may skip nbval's comparison"
+
+
+# --- one exercise convention, one figure style ----------------------------------------------------
+
+def _chapter_status():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("chapter_status",
+                                                  ROOT / "book" / "_ext" / "chapter_status.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_exercise_convention(path):
+    """Each exercise: a label ex-ch<N>-..., a difficulty and kind; coding ones a registered check."""
+    from nqf_mini.check import CHECKS
+
+    number = int(path.stem.split("_")[0])
+    found = _chapter_status().exercises(nbformat.read(path, as_version=4))
+    assert found
+    for ex in found:
+        assert ex["label"].startswith(f"ex-ch{number}-"), ex
+        assert 1 <= ex["stars"] <= 3 and ex["kind"] in {"derivation", "coding", "exploration"}, (
+            f"{ex['label']}: needs a line '*Difficulty: ★★☆ (derivation|coding|exploration).*'")
+        if ex["kind"] == "coding":
+            assert ex["checks"], f"{ex['label']}: a coding exercise needs nqf.check.exercise(...)"
+        for label in ex["checks"]:
+            assert label in CHECKS and label.startswith(f"ch{number}."), (ex["label"], label)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_one_figure_style(path):
+    """The setup cell applies the course style; colours come from COLORS; figures are opaque."""
+    import base64
+    import io
+
+    import matplotlib.image
+
+    cells = code_cells(nbformat.read(path, as_version=4))
+    assert "apply_style()" in cells[1].source, f"{path.name}: call nqf.plotting.apply_style() in setup"
+    literal = re.compile(r"\b(?:color|facecolor|edgecolor)\s*=\s*[\"'#]")
+    for cell in cells:
+        assert not literal.search(cell.source), (
+            f"{path.name}: use nqf_mini.plotting.COLORS instead of a colour literal:\n{cell.source}")
+        for out in cell.outputs:
+            png = out.get("data", {}).get("image/png")
+            if png:
+                image = matplotlib.image.imread(io.BytesIO(base64.b64decode(png)))
+                assert image.shape[-1] == 3 or image[..., 3].min() == 1.0, (
+                    f"{path.name}: a figure has transparent pixels (unreadable in dark mode)")

@@ -1,0 +1,156 @@
+"""Sphinx extension of the course: tables generated from the chapter notebooks at build time.
+
+``{chapter-status}``
+    one row per chapter in ``chapters/``: its execution time and the versions of Python and of the
+    main packages it was executed with, read from the notebook metadata ``nqf_execution`` that
+    ``scripts/execute_chapters.py`` (``make execute``) writes.
+``{chapter-exercises}``
+    one row per exercise: chapter, label (a link), title, difficulty, kind, the self-check label if
+    the exercise has one, and the suggested use (:func:`suggested_use`).
+
+Both are re-rendered whenever a notebook changes (the notebooks are noted as dependencies), so the
+pages can never disagree with the chapters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.util.docutils import SphinxDirective
+
+PACKAGES = ["torch", "numpy", "matplotlib", "ipywidgets", "nqf_mini"]
+EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^\1[ \t]*$",
+                      re.S | re.M)
+LABEL = re.compile(r"^:label:\s*(\S+)", re.M)
+DIFFICULTY = re.compile(r"\*Difficulty:\s*(?P<stars>[★☆]+)\s*\((?P<kind>[^)]+)\)")
+CHECK = re.compile(r"check\.exercise\(\s*[\"']([\w.\-]+)[\"']")
+REGION = re.compile(r"^(?:`{3,}|:{3,})\{solution-(?P<event>start|end)\}[ \t]*(?P<label>\S*)", re.M)
+
+
+def chapter_paths(srcdir: Path) -> list[Path]:
+    return sorted((srcdir / "chapters").glob("*.ipynb"))
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def title(nb: dict, fallback: str) -> str:
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            match = re.search(r"^#\s+(.+)$", source(cell), re.M)
+            if match:
+                return match.group(1).strip()
+    return fallback
+
+
+def suggested_use(stars: int, kind: str) -> str:
+    """Homework or in class: the rule the instructor page explains."""
+    if kind == "exploration":
+        return "in class"                     # widgets and predictions: best discussed together
+    if kind == "coding":
+        return "homework"                     # graded by its self-check
+    return "in class" if stars <= 1 else "homework"
+
+
+def exercises(nb: dict) -> list[dict]:
+    """The exercises of a notebook, with the self-check labels of their exercise text or solution."""
+    found, checks, current = [], {}, None
+    for cell in nb["cells"]:
+        text = source(cell)
+        if cell["cell_type"] == "markdown":
+            for match in EXERCISE.finditer(text):
+                body = match.group("body")
+                label = LABEL.search(body)
+                diff = DIFFICULTY.search(body)
+                stars = diff.group("stars").count("★") if diff else 0
+                kind = diff.group("kind").strip() if diff else ""
+                found.append({"label": label.group(1) if label else "", "title":
+                              match.group("title").strip(), "stars": stars, "kind": kind,
+                              "checks": CHECK.findall(body)})
+            for event in REGION.finditer(text):          # in order: the state after the cell
+                current = event.group("label") if event.group("event") == "start" else None
+        elif current is not None:
+            checks.setdefault(current, []).extend(CHECK.findall(text))
+    for ex in found:
+        ex["checks"] = list(dict.fromkeys(ex["checks"] + checks.get(ex["label"], [])))
+        ex["use"] = suggested_use(ex["stars"], ex["kind"])
+    return found
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+
+
+class _Generated(SphinxDirective):
+    has_content = False
+
+    def notebooks(self) -> list[tuple[Path, dict]]:
+        paths = chapter_paths(Path(self.env.srcdir))
+        for path in paths:
+            self.env.note_dependency(str(path))
+        return [(path, load(path)) for path in paths]
+
+    def render(self, lines: list[str]) -> list[nodes.Node]:
+        container = nodes.container(classes=["nqf-generated"])
+        self.state.nested_parse(StringList(lines, source="chapter_status"), self.content_offset,
+                                container)
+        return [container]
+
+    def link(self, path: Path, nb: dict, number: int) -> str:
+        return f"{number}. {{doc}}`{title(nb, path.stem)} </chapters/{path.stem}>`"
+
+
+class ChapterStatus(_Generated):
+    """``{chapter-status}``: execution time and versions of every chapter."""
+
+    def run(self) -> list[nodes.Node]:
+        rows, total = [], 0.0
+        for k, (path, nb) in enumerate(self.notebooks(), start=1):
+            info = nb.get("metadata", {}).get("nqf_execution")
+            if not info:
+                rows.append([self.link(path, nb, k), "not recorded (run `make execute`)"]
+                            + [""] * (2 + len(PACKAGES)))
+                continue
+            total += float(info["seconds"])
+            packages = info.get("packages", {})
+            rows.append([self.link(path, nb, k), f"{float(info['seconds']):.1f}", info["date"],
+                         info["python"]] + [packages.get(p, "") for p in PACKAGES])
+        rows.append(["**all chapters**", f"**{total:.1f}**"] + [""] * (2 + len(PACKAGES)))
+        return self.render(_table(["chapter", "execution time (s)", "executed on", "python"]
+                                  + PACKAGES, rows))
+
+
+class ChapterExercises(_Generated):
+    """``{chapter-exercises}``: every exercise, its difficulty, self-check and suggested use."""
+
+    def run(self) -> list[nodes.Node]:
+        rows = []
+        for k, (path, nb) in enumerate(self.notebooks(), start=1):
+            for ex in exercises(nb):
+                checks = ", ".join(f"`{c}`" for c in ex["checks"]) or "(none: discuss or grade by hand)"
+                rows.append([str(k), f"{{ref}}`{ex['label']}` (`{ex['label']}`)", ex["title"],
+                             "★" * ex["stars"] + "☆" * (3 - ex["stars"]), ex["kind"], checks,
+                             ex["use"]])
+        return self.render(_table(["chapter", "exercise (label)", "title", "difficulty", "kind",
+                                   "self-check", "suggested use"], rows))
+
+
+def setup(app):
+    app.add_directive("chapter-status", ChapterStatus)
+    app.add_directive("chapter-exercises", ChapterExercises)
+    return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,212 @@
+"""Write the student edition of every chapter (``make student``): solutions out, skeletons in.
+
+The edition is derived mechanically from the chapter notebooks, so a new chapter that follows the
+exercise convention gets one with no change here:
+
+* a markdown ```{solution} <label>``` block (backtick or colon fence) is cut out of its cell;
+* everything from a ```{solution-start}``` fence to the matching ```{solution-end}``` fence is
+  removed (the text around the two fences in their cells is kept);
+* every code cell tagged ``solution`` (or lying inside a solution-start/end region) becomes a
+  skeleton cell: each top-level ``def`` keeps its signature, gets the docstring "Your code here."
+  and the body ``raise NotImplementedError``; each name passed to a self-check that the cell does
+  not define as a function becomes ``name = None  # your answer here``; the self-check calls
+  ``nqf.check.exercise(...)`` are kept as ``result = nqf.check.exercise(...)`` (no ``assert``:
+  ``result.ok`` is there for grading), so that running the
+  skeleton prints "NOT YET: ..." and running a finished answer prints "PASS: ...". A solution cell
+  with neither functions nor self-checks becomes a comment asking for the student's own code;
+* the outputs and execution counts of the skeleton cells are cleared. All other cells keep their
+  stored outputs, so the student sees the figures and printed checks of the lecture part without
+  running anything;
+* a note at the top says that this is the student edition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION_TAG = "solution"
+SKELETON_TAG = "exercise-skeleton"
+NOTE_TAG = "student-note"
+FENCE = re.compile(r"^(\s*)(`{3,}|:{3,})\s*\{(solution|solution-start|solution-end)\}")
+CHECK_NAMES = {"exercise"}          # nqf.check.exercise / check.exercise / exercise
+
+NOTE = """> **Student edition.** The solutions of this chapter's exercises have been removed. Each
+> coding exercise has a skeleton cell: replace every `raise NotImplementedError` (or `None`) with
+> your answer and run the cell; its self-check `nqf.check.exercise(...)` prints `PASS: ...`, or
+> `NOT YET: ...` with what is wrong. The figures and checks of the lecture part are shown as they
+> were computed; re-run the notebook from the top to reproduce them."""
+
+
+# --- markdown ------------------------------------------------------------------------------------
+
+def _closes(line: str, fence: str) -> bool:
+    stripped = line.strip()
+    return (len(stripped) >= len(fence) and set(stripped) == {fence[0]})
+
+
+def strip_markdown(source: str, in_region: bool) -> tuple[str, bool]:
+    """Remove solution blocks from one markdown cell; returns (kept text, inside start/end region).
+
+    ``in_region`` says whether the cell begins inside a solution-start/solution-end region.
+    """
+    lines, kept, i = source.split("\n"), [], 0
+    while i < len(lines):
+        line = lines[i]
+        match = FENCE.match(line)
+        if in_region:
+            if match and match.group(3) == "solution-end":
+                in_region = False
+                i = _skip_block(lines, i, match.group(2))
+            else:
+                i += 1
+            continue
+        if match and match.group(3) in ("solution", "solution-start"):
+            i = _skip_block(lines, i, match.group(2))
+            in_region = match.group(3) == "solution-start"
+            continue
+        kept.append(line)
+        i += 1
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return text, in_region
+
+
+def _skip_block(lines: list[str], i: int, fence: str) -> int:
+    """Index of the line after the fenced block opened at line i."""
+    for j in range(i + 1, len(lines)):
+        if _closes(lines[j], fence):
+            return j + 1
+    return len(lines)
+
+
+# --- code ----------------------------------------------------------------------------------------
+
+def _is_check_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    fn = node.func
+    name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", None)
+    if name not in CHECK_NAMES:
+        return False
+    dotted = ast.unparse(fn)
+    return dotted == "exercise" or dotted.endswith("check.exercise")
+
+
+def check_calls(tree: ast.Module) -> list[ast.Call]:
+    """The self-check calls of a cell, in source order."""
+    calls = [n for n in ast.walk(tree) if _is_check_call(n)]
+    return sorted(calls, key=lambda n: (n.lineno, n.col_offset))
+
+
+def skeleton(source: str) -> str:
+    """The skeleton of a solution code cell (see the module docstring)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:                           # IPython magics: nothing to keep mechanically
+        return "# Your code here: write your solution of this exercise."
+    parts: list[str] = []
+    defined = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
+            prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+            returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+            parts.append(f"{prefix} {node.name}({ast.unparse(node.args)}){returns}:\n"
+                         f'    """Your code here."""\n'
+                         f"    raise NotImplementedError")
+    calls = check_calls(tree)
+    answers = []
+    for call in calls:
+        for arg in call.args[1:2]:
+            for name in ast.walk(arg):
+                if (isinstance(name, ast.Name) and name.id not in defined
+                        and name.id not in answers and _assigned(tree, name.id)):
+                    answers.append(name.id)
+    for name in answers:
+        parts.append(f"{name} = None  # your answer here")
+    if calls:
+        parts.append("\n".join("result = " + (ast.get_source_segment(source, call)
+                                             or ast.unparse(call)) for call in calls))
+    if not parts:
+        parts.append("# Your code here: write the numerical check of this exercise.")
+    return "\n\n\n".join(parts) if defined else "\n\n".join(parts)
+
+
+def _assigned(tree: ast.Module, name: str) -> bool:
+    for node in tree.body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        if any(isinstance(t, ast.Name) and t.id == name
+               or isinstance(t, ast.Tuple) and any(getattr(e, "id", None) == name for e in t.elts)
+               for t in targets):
+            return True
+    return False
+
+
+# --- notebooks -----------------------------------------------------------------------------------
+
+def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The student edition of one chapter notebook (a new notebook; ``nb`` is not modified)."""
+    out = nbformat.v4.new_notebook(metadata=dict(nb.metadata))
+    out.metadata["nqf_student_edition"] = True
+    note = nbformat.v4.new_markdown_cell(NOTE, metadata={"tags": [NOTE_TAG]})
+    out.cells.append(note)
+    in_region = False
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "markdown":
+            text, in_region = strip_markdown(cell.source, in_region)
+            if text:
+                new = nbformat.v4.new_markdown_cell(text, metadata=dict(cell.metadata))
+                if "attachments" in cell:
+                    new["attachments"] = cell["attachments"]
+                out.cells.append(new)
+        elif cell.cell_type == "code" and (SOLUTION_TAG in tags or in_region):
+            meta = {k: v for k, v in cell.metadata.items() if k != "execution"}
+            meta["tags"] = [t for t in tags if t != SOLUTION_TAG] + [SKELETON_TAG]
+            out.cells.append(nbformat.v4.new_code_cell(skeleton(cell.source), metadata=meta))
+        elif in_region:
+            continue                                    # a raw cell inside a solution
+        else:
+            out.cells.append(nbformat.from_dict(dict(cell)))
+    for k, cell in enumerate(out.cells):
+        cell["id"] = f"cell-{k:03d}"                      # stable ids: editions diff cleanly
+    nbformat.validate(out)
+    return out
+
+
+def build(chapters: list[Path], dest: Path) -> list[Path]:
+    """Write the student edition of each chapter into ``dest``; returns the written paths."""
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in chapters:
+        nb = nbformat.read(path, as_version=4)
+        target = dest / path.name
+        student = student_notebook(nb)
+        nbformat.write(student, target)
+        written.append(target)
+    return written
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="*", type=Path,
+                        default=sorted((ROOT / "chapters").glob("*.ipynb")))
+    parser.add_argument("--out", type=Path, default=ROOT / "student")
+    args = parser.parse_args()
+    for path in build(args.chapters, args.out):
+        print(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
