@@ -13,6 +13,7 @@ The public names, in the order the course introduces them:
 """
 
 from . import architectures, check, plotting, report
+from . import _checks_ch4  # noqa: F401  (registers the Chapter 4 self-checks)
 from .activations import ACTIVATIONS, Activation, get_activation
 from .architectures import ARCHITECTURES, make_architecture
 from .blocks import offdiag

@@ -1,0 +1,173 @@
+"""Self-checks of Chapter 4's exercises, registered in :data:`nqf_mini.check.CHECKS`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .check import CheckResult, diagnose_matrix, register_check
+
+
+def _ch4_problem(seed: int, K: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A random growth vector b (K,) and a positive-definite Gram matrix C (K, K)."""
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randn(3 * K, K, generator=gen, dtype=torch.float64)
+    b = torch.randn(K, generator=gen, dtype=torch.float64)
+    return b, a.T @ a / (3 * K)
+
+
+def _as_vector(given: Any, K: int, what: str) -> torch.Tensor | CheckResult:
+    if not isinstance(given, torch.Tensor):
+        try:
+            given = torch.as_tensor(given, dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            return CheckResult(False, f"{what} should be a tensor, got {type(given).__name__}")
+    given = given.to(torch.float64)
+    if tuple(given.shape) != (K,):
+        return CheckResult(False, f"{what} has shape {tuple(given.shape)}, expected ({K},): one "
+                                  "entry per mode")
+    return given
+
+
+# --- the Lotka-Volterra velocity -------------------------------------------------------------------
+
+@register_check("ch4.lv_rhs")
+def _ch4_lv_rhs(answer: Any) -> CheckResult:
+    """answer(z, b, C) -> dz/dt for gradient flow on L = (1/2n) sum (f - y)^2 (Chapter 4)."""
+    if not callable(answer):
+        return CheckResult(False, "expected a function lv_rhs(z, b, C), got "
+                                  f"{type(answer).__name__}")
+    for seed, K in enumerate([3, 4, 2]):
+        b, C = _ch4_problem(40 + seed, K)
+        z = torch.rand(K, generator=torch.Generator().manual_seed(50 + seed), dtype=torch.float64)
+        truth = 4 * z * (b - C @ z)
+        what = f"dz/dt for K = {K}"
+        given = _as_vector(answer(z.clone(), b.clone(), C.clone()), K, what)
+        if isinstance(given, CheckResult):
+            return given
+        if _close_vec(given, truth):
+            continue
+        candidates = [
+            (2 * z * (b - C @ z), "is too small by a factor of 2: dM/dt = -2 (G M + M G) puts "
+             "-2 G_kk z_k on the diagonal TWICE, so the rate is 4, not 2"),
+            (8 * z * (b - C @ z), "is too large by a factor of 2: 8 is the rate for the loss "
+             "(1/n) sum (f - y)^2; with (1/2n) sum it is 4"),
+            (z * (b - C @ z), "is missing the factor 4 (2 from dL/dW = 2 G W, 2 from the two "
+             "sides of G M + M G)"),
+            (-4 * z * (b - C @ z), "has the wrong sign: a mode with b_k > 0 and z small must GROW"),
+            (4 * (b - C @ z), "is missing the factor z_k: each mode grows in proportion to "
+             "itself (dz_k/dt = 4 z_k (b_k - (C z)_k)), which is what keeps z >= 0"),
+            (4 * z * (b - torch.diagonal(C) * z), "ignores the off-diagonal entries of C: the "
+             "modes interact through (C z)_k = sum_j C_kj z_j"),
+            (4 * z * (C @ z - b), "has the wrong sign: the velocity is 4 z (b - C z), the "
+             "negative gradient of L"),
+        ]
+        for wrong, hint in candidates:
+            if _close_vec(given, wrong):
+                return CheckResult(False, f"{what} {hint}")
+        err = (given - truth).abs().max().item()
+        return CheckResult(False, f"{what} differs from 4 z (b - C z) by up to {err:.3g}")
+    return CheckResult(True, "dz/dt = 4 z (b - C z) agrees on 3 random problems (K = 3, 4, 2)")
+
+
+def _close_vec(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-9) -> bool:
+    return bool((a - b).abs().max() <= tol * max(1.0, b.abs().max().item()))
+
+
+# --- the end state: non-negative least squares -----------------------------------------------------
+
+def _nnls_by_supports(b: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """min over z >= 0 of z^T C z / 2 - b^T z by enumerating supports (C positive definite)."""
+    import itertools
+
+    K = b.shape[0]
+    for r in range(K, -1, -1):
+        for S in itertools.combinations(range(K), r):
+            z = torch.zeros(K, dtype=torch.float64)
+            if S:
+                idx = list(S)
+                z[idx] = torch.linalg.solve(C[idx][:, idx], b[idx])
+            if (z[list(S)] > 0).all() and (C @ z - b >= -1e-12).all():
+                return z
+    raise RuntimeError("no KKT point found (is C positive definite?)")
+
+
+_NNLS_CASES = [  # (b, C): one with an extinct mode where clipping C^{-1} b fails, and random ones
+    (torch.tensor([1.0, 0.5, 0.6]), torch.tensor([[1.0, 0.8, 0.3], [0.8, 1.0, 0.7],
+                                                  [0.3, 0.7, 1.0]])),
+    (torch.tensor([1.0, 0.6]), torch.tensor([[1.0, 0.9], [0.9, 1.0]])),
+]
+
+
+@register_check("ch4.nnls_end_state")
+def _ch4_nnls_end_state(answer: Any) -> CheckResult:
+    """answer(b, C) -> the end state of dz/dt = 4 z (b - C z), i.e. argmin_{z >= 0} L(z)."""
+    if not callable(answer):
+        return CheckResult(False, "expected a function end_state(b, C), got "
+                                  f"{type(answer).__name__}")
+    cases = [(b.double(), C.double()) for b, C in _NNLS_CASES]
+    cases += [_ch4_problem(60 + s, K) for s, K in enumerate([3, 4, 4])]
+    for b, C in cases:
+        K = b.shape[0]
+        truth = _nnls_by_supports(b, C)
+        what = f"the end state for K = {K}, b = {[round(v, 2) for v in b.tolist()]}"
+        given = _as_vector(answer(b.clone(), C.clone()), K, what)
+        if isinstance(given, CheckResult):
+            return given
+        if _close_vec(given, truth, 1e-6):
+            continue
+        free = torch.linalg.solve(C, b)
+        if _close_vec(given, free, 1e-6):
+            return CheckResult(False, f"{what} is the unconstrained minimiser C^-1 b, which has a "
+                                      "negative entry: z_k = (E^T M E)_kk >= 0, so the flow "
+                                      "ends at the minimiser over z >= 0")
+        if _close_vec(given, free.clamp_min(0), 1e-6):
+            return CheckResult(False, f"{what} clips C^-1 b at zero; once a mode is extinct the "
+                                      "others must be re-solved without it (the end state is "
+                                      "C_SS^-1 b_S on the surviving set S)")
+        if (given < -1e-9).any():
+            return CheckResult(False, f"{what} has a negative entry; mode strengths stay >= 0")
+        grad = C @ given - b
+        bad = [k for k in range(K) if (given[k] > 1e-9 and abs(grad[k]) > 1e-6)
+               or (given[k] <= 1e-9 and grad[k] < -1e-6)]
+        return CheckResult(False, f"{what} violates the optimality conditions in modes {bad} "
+                                  "(0-based): a surviving mode needs (C z - b)_k = 0, an extinct "
+                                  "one (C z - b)_k >= 0, or it could re-invade")
+    return CheckResult(True, "the end state is the non-negative least-squares solution on 5 "
+                             "problems, including one where clipping C^-1 b fails")
+
+
+# --- the extinction threshold of the widget --------------------------------------------------------
+
+_B_WIDGET = (1.0, 0.7, 0.4)
+
+
+def _uniform_end_state(c: float) -> torch.Tensor:
+    b = torch.tensor(_B_WIDGET, dtype=torch.float64)
+    C = (1 - c) * torch.eye(3, dtype=torch.float64) + c
+    return _nnls_by_supports(b, C)
+
+
+@register_check("ch4.extinction_threshold")
+def _ch4_extinction_threshold(answer: Any) -> CheckResult:
+    """answer: the coupling c* above which mode 3 dies, for b = (1, 0.7, 0.4), C = (1-c) I + c 11^T."""
+    try:
+        c = float(answer)
+    except (TypeError, ValueError):
+        return CheckResult(False, f"expected a number (the critical coupling c*), got "
+                                  f"{type(answer).__name__}")
+    truth = 4.0 / 13.0              # b_3 (1 + 2c) = c (b_1 + b_2 + b_3)
+    if abs(c - truth) <= 5e-3:
+        return CheckResult(True, "c* = b_3 / (b_1 + b_2 - b_3) = 0.4 / 1.3 = 4/13 = 0.3077: "
+                                 "above it the two stronger modes crowd out the third")
+    if not -0.5 < c < 1.0:
+        return CheckResult(False, f"c = {c:.3g} does not give a Gram matrix: (1 - c) I + c 11^T is "
+                                  "positive definite only for -1/2 < c < 1")
+    z = _uniform_end_state(c)
+    invasion = c * (z[0] + z[1]).item() - _B_WIDGET[2]          # (C z - b)_3 with z_3 = 0
+    if z[2] > 0:
+        return CheckResult(False, f"at c = {c:.3g} mode 3 still survives (end state z_3 = "
+                                  f"{z[2].item():.3g} > 0): the threshold is higher")
+    return CheckResult(False, f"at c = {c:.3g} mode 3 is already extinct (z_3 = 0, and "
+                              f"(C z - b)_3 = {invasion:.3g} > 0): the threshold is lower")

@@ -1,0 +1,68 @@
+"""The Chapter 3 self-checks accept a right answer and explain each recognised wrong one."""
+
+import torch
+
+from nqf_mini.check import _EQUIVARIANT, CHECKS, exercise
+
+
+def _G(M, A, y):
+    r = torch.einsum("npq,qp->n", A, M) - y
+    return torch.einsum("n,npq->pq", r, A) / A.shape[0]
+
+
+def right_m_step(M, A, y, lr):
+    P = torch.eye(M.shape[0], dtype=M.dtype) - 2 * lr * _G(M, A, y)
+    return P @ M @ P
+
+
+def _scaled(c):
+    def step(M, A, y, lr):
+        P = torch.eye(M.shape[0], dtype=M.dtype) - c * lr * _G(M, A, y)
+        return P @ M @ P
+    return step
+
+
+WRONG_M_STEP = {
+    "first order": lambda M, A, y, lr: M - 2 * lr * (_G(M, A, y) @ M + M @ _G(M, A, y)),
+    "4 G W": _scaled(4.0),
+    "it is 2 G W": _scaled(1.0),
+    "wrong sign": _scaled(-2.0),
+    "MEAN": lambda M, A, y, lr: _scaled(2.0 * A.shape[0])(M, A, y, lr),
+    "one side": lambda M, A, y, lr: (torch.eye(M.shape[0], dtype=M.dtype)
+                                     - 2 * lr * _G(M, A, y)) @ M,
+    "shape": lambda M, A, y, lr: right_m_step(M, A, y, lr)[:-1],
+    "differs from one weight-space": lambda M, A, y, lr: right_m_step(M, A, y, lr) + 0.1,
+    "should be a tensor": lambda M, A, y, lr: "M+",
+}
+
+
+def test_ch3_checks_registered():
+    assert {"ch3.m_step", "ch3.equivariance"} <= set(CHECKS)
+
+
+def test_ch3_m_step():
+    assert exercise("ch3.m_step", right_m_step, quiet=True).ok
+    for phrase, wrong in WRONG_M_STEP.items():
+        result = exercise("ch3.m_step", wrong, quiet=True)
+        assert not result.ok and phrase in result.message, (phrase, result.message)
+    assert "expected a function" in exercise("ch3.m_step", 3.0, quiet=True).message
+
+
+def test_ch3_m_step_not_symmetric():
+    def lopsided(M, A, y, lr):
+        out = right_m_step(M, A, y, lr)
+        out[0, 1] += 1.0
+        return out
+    result = exercise("ch3.m_step", lopsided, quiet=True)
+    assert not result.ok and "not symmetric" in result.message
+
+
+def test_ch3_equivariance():
+    right = {k: truth for k, (truth, _) in _EQUIVARIANT.items()}
+    assert exercise("ch3.equivariance", right, quiet=True).ok
+    result = exercise("ch3.equivariance", right | {"Adam, rotation": True}, quiet=True)
+    assert not result.ok and "Adam, rotation" in result.message and "coordinate-wise" in result.message
+    result = exercise("ch3.equivariance", right | {"Adam, permutation": False}, quiet=True)
+    assert not result.ok and "permuting the units" in result.message
+    assert "missing" in exercise("ch3.equivariance", {"GD, rotation": True}, quiet=True).message
+    assert "expected a dict" in exercise("ch3.equivariance", [True], quiet=True).message
