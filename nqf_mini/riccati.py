@@ -145,7 +145,8 @@ def riccati_closed_form(B: Any, kappa: float, W0: Any, t: Any) -> torch.Tensor:
         M(t), shape (T, p, p) (or (p, p) for a scalar t).
 
     Raises:
-        ValueError: on a non-symmetric B, kappa <= 0, a W0 with the wrong number of rows, t < 0.
+        ValueError: on a non-symmetric B, kappa <= 0, a W0 with the wrong number of rows, t < 0,
+            or times so long that the closed form overflows (2 lam_max t > ~700).
     """
     B = as_tensor("B", B, ndim=2)
     require_symmetric("B", B)
@@ -171,6 +172,11 @@ def riccati_closed_form(B: Any, kappa: float, W0: Any, t: Any) -> torch.Tensor:
     Z = torch.exp(2.0 * lam * tp[:, None] - log_sq)[:, :, None] * Q2  # e^{2 lam t} W~ R^{-1}: (T, p, d)
     M = U @ (Z @ Z.transpose(1, 2)) @ U.T                           # (T, p, p)
     M = torch.where(pos[:, None, None], M, W0 @ W0.T)
+    if not torch.isfinite(M).all():
+        limit = 350.0 / max(lam.abs().max().item(), 1e-300)
+        raise ValueError(f"argument `t`: the closed form overflows for 2 lambda_max t > ~700 "
+                         f"(here t > ~{limit:.3g}); by then M has converged to P+ B P+ / kappa, "
+                         "so evaluate at smaller t")
     return M[0] if t_in.ndim == 0 else M
 
 

@@ -97,3 +97,11 @@ def test_validation():
         single_sample_solution(torch.ones(2), 1.0, torch.ones(2), torch.tensor([2.0, 1.0]))
     with pytest.raises(ValueError, match="`p`"):
         isotropic_dataset(1)
+
+
+def test_closed_form_refuses_overflowing_times_instead_of_returning_nan():
+    B = torch.diag(torch.tensor([1.0, -0.5], dtype=torch.float64))
+    W0 = 1e-3 * torch.ones(2, 1, dtype=torch.float64)
+    assert torch.isfinite(riccati_closed_form(B, 1.0, W0, 100.0)).all()
+    with pytest.raises(ValueError, match="argument `t`: the closed form overflows"):
+        riccati_closed_form(B, 1.0, W0, 1000.0)
