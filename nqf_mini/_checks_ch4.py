@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from .check import CheckResult, diagnose_matrix, register_check
+from .check import CheckResult, as_float_tensor, diagnose_matrix, register_check
 
 
 def _ch4_problem(seed: int, K: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -18,12 +18,9 @@ def _ch4_problem(seed: int, K: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _as_vector(given: Any, K: int, what: str) -> torch.Tensor | CheckResult:
-    if not isinstance(given, torch.Tensor):
-        try:
-            given = torch.as_tensor(given, dtype=torch.float64)
-        except (TypeError, ValueError, RuntimeError):
-            return CheckResult(False, f"{what} should be a tensor, got {type(given).__name__}")
-    given = given.to(torch.float64)
+    given = as_float_tensor(given, what)
+    if isinstance(given, CheckResult):
+        return given
     if tuple(given.shape) != (K,):
         return CheckResult(False, f"{what} has shape {tuple(given.shape)}, expected ({K},): one "
                                   "entry per mode")

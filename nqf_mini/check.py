@@ -69,14 +69,36 @@ def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-8) -> bool:
     return bool((a - b).abs().max() <= tol * max(1.0, b.abs().max().item()))
 
 
-def diagnose_matrix(given: Any, expected: torch.Tensor, what: str) -> CheckResult | None:
-    """Compare a proposed matrix with the right one; None when they agree, else the likely mistake."""
+def check_predictions(answer: Any, truth: dict[str, tuple[Any, str]], example: str,
+                      success: str) -> CheckResult:
+    """Compare a dict of predictions with ``truth`` (label -> (right value, why)); explain each miss."""
+    if not isinstance(answer, dict):
+        return CheckResult(False, f"expected a dict such as {example}, got {type(answer).__name__}")
+    missing = [k for k in truth if k not in answer]
+    if missing:
+        return CheckResult(False, f"missing predictions for {missing}")
+    wrong = [k for k, (right, _) in truth.items() if bool(answer[k]) != right]
+    if wrong:
+        return CheckResult(False, "; ".join(f"{k}: you said {answer[k]}, but {truth[k][1]}"
+                                            for k in wrong))
+    return CheckResult(True, success)
+
+
+def as_float_tensor(given: Any, what: str) -> torch.Tensor | CheckResult:
+    """``given`` as a float64 tensor, or a CheckResult saying it is not one."""
     if not isinstance(given, torch.Tensor):
         try:
             given = torch.as_tensor(given, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
             return CheckResult(False, f"{what} should be a tensor, got {type(given).__name__}")
-    given = given.to(torch.float64)
+    return given.to(torch.float64)
+
+
+def diagnose_matrix(given: Any, expected: torch.Tensor, what: str) -> CheckResult | None:
+    """Compare a proposed matrix with the right one; None when they agree, else the likely mistake."""
+    given = as_float_tensor(given, what)
+    if isinstance(given, CheckResult):
+        return given
     if tuple(given.shape) != tuple(expected.shape):
         return CheckResult(False, f"{what} has shape {tuple(given.shape)}, expected "
                                   f"{tuple(expected.shape)} (one row and column per unit parameter)")
@@ -291,17 +313,8 @@ _COMMUTING = {
 @register_check("ch2.commuting")
 def _ch2_commuting(answer: dict[str, bool]) -> CheckResult:
     """answer maps each configuration to whether A(x), A(x') commute for generic inputs."""
-    if not isinstance(answer, dict):
-        return CheckResult(False, "expected a dict such as {'MLP, 1-D input': True, ...}, got "
-                                  f"{type(answer).__name__}")
-    missing = [k for k in _COMMUTING if k not in answer]
-    if missing:
-        return CheckResult(False, f"missing predictions for {missing}")
-    wrong = [k for k, (truth, _) in _COMMUTING.items() if bool(answer[k]) != truth]
-    if wrong:
-        return CheckResult(False, "; ".join(f"{k}: you said {answer[k]}, but {_COMMUTING[k][1]}"
-                                            for k in wrong))
-    return CheckResult(True, "all seven right: commuting data matrices are the exception, built "
+    return check_predictions(answer, _COMMUTING, "{'MLP, 1-D input': True, ...}",
+                             "all seven right: commuting data matrices are the exception, built "
                              "by making every A(x) share one eigenbasis")
 
 
@@ -401,15 +414,6 @@ _EQUIVARIANT = {
 @register_check("ch3.equivariance")
 def _ch3_equivariance(answer: dict[str, bool]) -> CheckResult:
     """answer maps 'optimiser, transformation of W0' to whether f(t) stays exactly the same."""
-    if not isinstance(answer, dict):
-        return CheckResult(False, "expected a dict such as {'GD, rotation': True, ...}, got "
-                                  f"{type(answer).__name__}")
-    missing = [k for k in _EQUIVARIANT if k not in answer]
-    if missing:
-        return CheckResult(False, f"missing predictions for {missing}")
-    wrong = [k for k, (truth, _) in _EQUIVARIANT.items() if bool(answer[k]) != truth]
-    if wrong:
-        return CheckResult(False, "; ".join(f"{k}: you said {answer[k]}, but {_EQUIVARIANT[k][1]}"
-                                            for k in wrong))
-    return CheckResult(True, "all six right: an optimiser preserves f(t) under W0 -> W0 R exactly "
+    return check_predictions(answer, _EQUIVARIANT, "{'GD, rotation': True, ...}",
+                             "all six right: an optimiser preserves f(t) under W0 -> W0 R exactly "
                              "when its update commutes with R; for Adam, only signed permutations")
