@@ -13,7 +13,7 @@ The public names, in the order the course introduces them:
 """
 
 from . import architectures, check, plotting, report
-from . import _checks_ch4  # noqa: F401  (registers the Chapter 4 self-checks)
+from . import _checks_ch4, _checks_ch5, _checks_ch6, _checks_ch7  # noqa: F401  (register self-checks)
 from .activations import ACTIVATIONS, Activation, get_activation
 from .architectures import ARCHITECTURES, make_architecture
 from .blocks import offdiag
@@ -44,9 +44,21 @@ from .symmetry import (
     zgz_violation,
 )
 
+from .networks import TwoLayerRun, train_two_layer, two_layer_init, two_layer_output
+
+# --- Chapter 5 (sudden learning): public names ---
+# (end of Chapter 5 block)
+
+# --- Chapter 6 (scaling laws): public names ---
+# (end of Chapter 6 block)
+
+# --- Chapter 7 (where the NQF breaks): public names ---
+# (end of Chapter 7 block)
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "TwoLayerRun", "train_two_layer", "two_layer_init", "two_layer_output",
     "DivergenceError", "TrainingResult", "compress_data_subspace", "compress_rank", "isotropic_dataset",
     "isotropy_constant", "lift_weights", "logistic", "lotka_volterra", "mode_strengths", "psd_factor",
     "reduce_commuting", "riccati_closed_form", "simulate_M", "simulate_M_mu", "simulate_W",
