@@ -59,7 +59,7 @@ execute: $(STAMP)
 	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb
 
 benchmarks: $(STAMP)
-	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lock:
 	rm -rf $(VENV)-lock && $(PYTHON) -m venv $(VENV)-lock

@@ -9,26 +9,14 @@ Run:  python benchmarks/bench_m_space.py   (about 30 s on 2 CPU cores)
 
 from __future__ import annotations
 
-import time
-from typing import Callable
-
 import torch
 
+from _timing import best_time  # benchmarks/_timing.py (scripts run from this folder)
 from nqf_mini.dynamics import simulate_M, simulate_W
 from nqf_mini.lotka_volterra import logistic, lotka_volterra
 
 P, N = 16, 64
 WIDTHS = (64, 1024, 4096, 16384)
-
-
-def _best_time(fn: Callable[[], object], repeats: int = 3) -> float:
-    """Smallest wall-clock time of ``repeats`` calls, in seconds."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _problem(d: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -46,9 +34,9 @@ def bench_width(device: str = "cpu") -> list[tuple[int, float, float]]:
     for d in WIDTHS:
         A, y, W0 = _problem(d)
         w_steps = max(10, min(300, 2_000_000 // (P * P * d)))
-        t_w = _best_time(lambda: simulate_W(A, y, W0, 0.01, w_steps, device=device)) / w_steps
+        t_w = best_time(lambda: simulate_W(A, y, W0, 0.01, w_steps, device=device)) / w_steps
         m_steps = 1000
-        t_m = _best_time(lambda: simulate_M(A, y, W0 @ W0.T, 0.01, m_steps, device=device)) / m_steps
+        t_m = best_time(lambda: simulate_M(A, y, W0 @ W0.T, 0.01, m_steps, device=device)) / m_steps
         rows.append((d, t_w, t_m))
     return rows
 
@@ -63,8 +51,8 @@ def bench_logistic(device: str = "cpu") -> tuple[float, float, float]:
     exact = logistic(z0, b / c, 4 * b, t)
     numeric = lotka_volterra(b, torch.diag(c), z0, t, device=device)
     gap = ((numeric - exact).abs() / exact).max().item()
-    t_closed = _best_time(lambda: logistic(z0, b / c, 4 * b, t), repeats=5)
-    t_lv = _best_time(lambda: lotka_volterra(b, torch.diag(c), z0, t, device=device), repeats=1)
+    t_closed = best_time(lambda: logistic(z0, b / c, 4 * b, t), repeats=5)
+    t_lv = best_time(lambda: lotka_volterra(b, torch.diag(c), z0, t, device=device), repeats=1)
     return t_closed, t_lv, gap
 
 

@@ -8,6 +8,13 @@ The public names, in the order the course introduces them:
   :mod:`nqf_mini.commutativity` (commutators and common eigenbases of the data matrices).
 * Chapter 3: :mod:`nqf_mini.dynamics` (``simulate_W``, ``simulate_M``) and :mod:`nqf_mini.compression`.
 * Chapter 4: :mod:`nqf_mini.lotka_volterra` and :mod:`nqf_mini.riccati` (exactly solvable regimes).
+* Chapter 5: :mod:`nqf_mini.networks` (a two-layer network and its NQF trained side by side) and
+  :mod:`nqf_mini.ignition` (switch-on times of modes and their ln(1/eps) law).
+* Chapter 6: :mod:`nqf_mini.scaling` (closed-form loss curves, predicted exponents,
+  :func:`fit_power_law`) and :mod:`nqf_mini.spectral_data` (Fourier and orthonormal data).
+* Chapter 7: :mod:`nqf_mini.teacher_student`, :mod:`nqf_mini.ntk` (lazy versus feature learning),
+  trajectory remainders (:mod:`nqf_mini.remainder`) and near-commuting data
+  (:mod:`nqf_mini.commutativity`).
 * Throughout: :func:`default_device`, :mod:`nqf_mini.check` (exercise self-checks) and
   :mod:`nqf_mini.plotting` (the figure style).
 """
@@ -46,14 +53,61 @@ from .symmetry import (
 
 from .networks import TwoLayerRun, train_two_layer, two_layer_init, two_layer_output
 
-# --- Chapter 5 (sudden learning): public names ---
-# (end of Chapter 5 block)
+# Chapter 5 (sudden learning)
+from .ignition import (
+    IgnitionFit,
+    crossing_times,
+    ignition_slope,
+    ignition_times,
+    limit_ignition_slopes,
+    logistic_ignition_time,
+    mode_fractions,
+    predicted_ignition_time,
+)
+from .lotka_volterra import nnls_end_state, piecewise_linear_limit   # Chapter 4 helpers, used in 5
 
-# --- Chapter 6 (scaling laws): public names ---
-# (end of Chapter 6 block)
+_CHAPTER5_NAMES = [
+    "IgnitionFit", "crossing_times", "ignition_slope", "ignition_times", "limit_ignition_slopes",
+    "logistic_ignition_time", "mode_fractions", "nnls_end_state", "piecewise_linear_limit",
+    "predicted_ignition_time",
+]
 
-# --- Chapter 7 (where the NQF breaks): public names ---
-# (end of Chapter 7 block)
+# Chapter 6 (scaling laws)
+from . import scaling, spectral_data
+from .scaling import (
+    PowerLawFit, RankOneCurve, feature_exponent, feature_wise_curve, fit_power_law, fourier_exponent,
+    half_capacity_times, half_times, hurwitz_tail, ignition_front, ignition_window,
+    logistic_loss_curve, nonproportional_exponent, power_law_modes, rank_one_curve, rank_one_exponent,
+    sample_exponent, sample_wise_curve, train_square_network,
+)
+from .spectral_data import (
+    FourierData, OrthonormalSamples, fourier_basis, fourier_features, orthonormal_samples,
+    proportional_init,
+)
+
+_CHAPTER6_NAMES = [
+    "scaling", "spectral_data", "PowerLawFit", "RankOneCurve", "feature_exponent",
+    "feature_wise_curve", "fit_power_law", "fourier_exponent", "half_times", "hurwitz_tail",
+    "ignition_front", "half_capacity_times", "ignition_window", "logistic_loss_curve",
+    "nonproportional_exponent", "power_law_modes", "rank_one_curve", "rank_one_exponent",
+    "sample_exponent", "sample_wise_curve", "train_square_network", "FourierData",
+    "OrthonormalSamples", "fourier_basis", "fourier_features", "orthonormal_samples",
+    "proportional_init",
+]
+
+# Chapter 7 (where the NQF breaks)
+from . import ntk, teacher_student
+from .commutativity import joint_diagonalizer, nearest_commuting, perturb_commuting
+from .ntk import drift_scaling, nqf_ntk, ntk_drift, ntk_regime, scaled_nqf_problem
+from .remainder import ScaledRemainder, scaled_remainder, trajectory_remainder
+from .teacher_student import best_linear_fit, best_linear_loss, make_teacher, online_stream
+
+_CHAPTER7_NAMES = [
+    "ntk", "teacher_student", "joint_diagonalizer", "nearest_commuting", "perturb_commuting",
+    "drift_scaling", "nqf_ntk", "ntk_drift", "ntk_regime", "scaled_nqf_problem", "ScaledRemainder",
+    "scaled_remainder", "trajectory_remainder", "best_linear_fit", "best_linear_loss", "make_teacher",
+    "online_stream",
+]
 
 __version__ = "0.1.0"
 
@@ -69,4 +123,5 @@ __all__ = [
     "is_permutation_symmetric", "make_architecture", "nqf_value", "offdiag", "permutation_asymmetry",
     "plotting", "quadratic_expansion", "report", "remainder_curve", "remainder_order", "satisfies_zgz",
     "structure_matrices", "structure_matrix", "zgz_violation",
+    *_CHAPTER5_NAMES, *_CHAPTER6_NAMES, *_CHAPTER7_NAMES,
 ]

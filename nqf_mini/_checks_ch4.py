@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from .check import CheckResult, as_float_tensor, diagnose_matrix, register_check
+from .check import CheckResult, as_float_tensor, diagnose_matrix, not_a_function, register_check
 
 
 def _ch4_problem(seed: int, K: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -32,9 +32,8 @@ def _as_vector(given: Any, K: int, what: str) -> torch.Tensor | CheckResult:
 @register_check("ch4.lv_rhs")
 def _ch4_lv_rhs(answer: Any) -> CheckResult:
     """answer(z, b, C) -> dz/dt for gradient flow on L = (1/2n) sum (f - y)^2 (Chapter 4)."""
-    if not callable(answer):
-        return CheckResult(False, "expected a function lv_rhs(z, b, C), got "
-                                  f"{type(answer).__name__}")
+    if (verdict := not_a_function(answer, "lv_rhs(z, b, C)")) is not None:
+        return verdict
     for seed, K in enumerate([3, 4, 2]):
         b, C = _ch4_problem(40 + seed, K)
         z = torch.rand(K, generator=torch.Generator().manual_seed(50 + seed), dtype=torch.float64)
@@ -76,18 +75,9 @@ def _close_vec(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-9) -> bool:
 
 def _nnls_by_supports(b: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
     """min over z >= 0 of z^T C z / 2 - b^T z by enumerating supports (C positive definite)."""
-    import itertools
+    from .lotka_volterra import nnls_end_state
 
-    K = b.shape[0]
-    for r in range(K, -1, -1):
-        for S in itertools.combinations(range(K), r):
-            z = torch.zeros(K, dtype=torch.float64)
-            if S:
-                idx = list(S)
-                z[idx] = torch.linalg.solve(C[idx][:, idx], b[idx])
-            if (z[list(S)] > 0).all() and (C @ z - b >= -1e-12).all():
-                return z
-    raise RuntimeError("no KKT point found (is C positive definite?)")
+    return nnls_end_state(b, C)
 
 
 _NNLS_CASES = [  # (b, C): one with an extinct mode where clipping C^{-1} b fails, and random ones
@@ -100,9 +90,8 @@ _NNLS_CASES = [  # (b, C): one with an extinct mode where clipping C^{-1} b fail
 @register_check("ch4.nnls_end_state")
 def _ch4_nnls_end_state(answer: Any) -> CheckResult:
     """answer(b, C) -> the end state of dz/dt = 4 z (b - C z), i.e. argmin_{z >= 0} L(z)."""
-    if not callable(answer):
-        return CheckResult(False, "expected a function end_state(b, C), got "
-                                  f"{type(answer).__name__}")
+    if (verdict := not_a_function(answer, "end_state(b, C)")) is not None:
+        return verdict
     cases = [(b.double(), C.double()) for b, C in _NNLS_CASES]
     cases += [_ch4_problem(60 + s, K) for s, K in enumerate([3, 4, 4])]
     for b, C in cases:

@@ -2,4 +2,120 @@
 
 from __future__ import annotations
 
-from .check import CheckResult, register_check  # noqa: F401
+import math
+from typing import Any, Callable
+
+from .check import CheckResult, not_a_function, register_check
+
+_EXPONENT_CASES = [(2.0, 0.8), (1.5, 1.0), (3.0, 1.5), (2.5, 0.5)]
+
+
+def _number(given: Any, what: str) -> float | CheckResult:
+    try:
+        value = float(given)
+    except (TypeError, ValueError):
+        return CheckResult(False, f"{what} should be a number, got {type(given).__name__}")
+    if not math.isfinite(value):
+        return CheckResult(False, f"{what} is not finite ({value})")
+    return value
+
+
+def _close(a: float, b: float, rtol: float = 1e-6) -> bool:
+    return abs(a - b) <= rtol * max(abs(b), 1e-12)
+
+
+# --- the feature-wise exponent ---------------------------------------------------------------------
+
+_EXPONENT_SLIPS: list[tuple[Callable[[float, float], float], str]] = [
+    (lambda a1, a2: a1 / a2, "forgets the -1: the loss still to learn at time t is the TAIL "
+     "sum_{k > k*} k^-alpha1 ~ k*^(1 - alpha1), not one term k*^-alpha1"),
+    (lambda a1, a2: (a1 - 1) * a2, "multiplies by alpha2: the front moves as k* ~ t^(1/alpha2) "
+     "(t_k ~ k^alpha2), so alpha2 divides"),
+    (lambda a1, a2: a2 / (a1 - 1), "is upside down: E ~ k*^(1 - alpha1) and k* ~ t^(1/alpha2)"),
+    (lambda a1, a2: (2 * a1 - 1) / a2, "is the sample-wise formula (2 gamma1 - 1)/gamma2: there the "
+     "TARGET decays as mu^-gamma1 and the loss as its square; here V_k ~ k^-alpha1 is already a loss"),
+    (lambda a1, a2: -(a1 - 1) / a2, "has the wrong sign: E ~ t^-exponent falls, so the exponent is "
+     "positive"),
+    (lambda a1, a2: a1 - 1, "forgets alpha2: the front k*(t) ~ t^(1/alpha2), not t"),
+    (lambda a1, a2: (a1 - 1) / (2 * a2), "has a spurious factor 1/2 (V_k is the loss of mode k, "
+     "not its amplitude)"),
+]
+
+
+@register_check("ch6.exponent")
+def _ch6_exponent(answer: Any) -> CheckResult:
+    """answer(alpha1, alpha2) -> the predicted feature-wise exponent (alpha1 - 1)/alpha2."""
+    if (verdict := not_a_function(answer, "exponent(alpha1, alpha2)")) is not None:
+        return verdict
+    values = []
+    for a1, a2 in _EXPONENT_CASES:
+        given = _number(answer(a1, a2), f"exponent({a1:g}, {a2:g})")
+        if isinstance(given, CheckResult):
+            return given
+        values.append(given)
+    if all(_close(v, (a1 - 1) / a2) for v, (a1, a2) in zip(values, _EXPONENT_CASES)):
+        return CheckResult(True, "(alpha1 - 1)/alpha2 on 4 pairs, e.g. 1.25 for the seed's Fig. 3 "
+                                 "(alpha1 = 2, alpha2 = 0.8)")
+    for wrong, hint in _EXPONENT_SLIPS:                   # a slip must explain every case
+        if all(_close(v, wrong(a1, a2)) for v, (a1, a2) in zip(values, _EXPONENT_CASES)):
+            a1, a2 = _EXPONENT_CASES[1]
+            return CheckResult(False, f"exponent({a1:g}, {a2:g}) = {values[1]:.4g} {hint}")
+    for v, (a1, a2) in zip(values, _EXPONENT_CASES):
+        if not _close(v, (a1 - 1) / a2):
+            return CheckResult(False, f"exponent({a1:g}, {a2:g}) = {v:.4g}, but the ignition-front "
+                                      f"argument gives {(a1 - 1) / a2:.4g}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+# --- the fit window from the ignition front --------------------------------------------------------
+
+_WINDOW_CASES = [(0.8, 1e-5, 10_000), (1.5, 1e-3, 2_000), (1.0, 1e-8, 500)]
+
+
+def _window(alpha2: float, eps: float, K: int, k_lo: float, k_hi: float,
+            log: Callable[[float], float] = lambda e: math.log(1 / e - 1),
+            power: Callable[[float, float], float] = lambda k, a: k ** a) -> tuple[float, float]:
+    return log(eps) * power(k_lo, alpha2), log(eps) * power(k_hi, alpha2)
+
+
+@register_check("ch6.fit_window")
+def _ch6_fit_window(answer: Any) -> CheckResult:
+    """answer(alpha2, eps, K) -> (t_min, t_max) with t_k = ln(1/eps - 1) k^alpha2, k = 10 and K // 10."""
+    if (verdict := not_a_function(answer, "fit_window(alpha2, eps, K)")) is not None:
+        return verdict
+    for a2, eps, K in _WINDOW_CASES:
+        what = f"fit_window({a2:g}, {eps:g}, {K})"
+        given = answer(a2, eps, K)
+        try:
+            lo, hi = (float(x) for x in given)
+        except (TypeError, ValueError):
+            return CheckResult(False, f"{what} should return a pair (t_min, t_max), got "
+                                      f"{type(given).__name__}")
+        truth = _window(a2, eps, K, 10, K // 10)
+        if _close(lo, truth[0], 1e-3) and _close(hi, truth[1], 1e-3):
+            continue
+        slips = [
+            (_window(a2, eps, K, 10, K // 10, power=lambda k, a: k ** (1 / a)),
+             "inverts the power: t_k = ln(1/u0 - 1)/zeta_k with zeta_k = k^-alpha2, so t_k grows "
+             "as k^alpha2 (the FRONT k*(t) is the one with the power 1/alpha2)"),
+            (_window(a2, eps, K, 10, K // 10, log=lambda e: 1.0),
+             "forgets the plateau factor ln(1/eps): a mode needs ln(1/u0 - 1)/zeta_k to reach half "
+             "capacity, not 1/zeta_k"),
+            (_window(a2, eps, K, 10, K // 10, power=lambda k, a: k ** -a),
+             "multiplies by the rate instead of dividing: t_k = ln(1/u0 - 1) / zeta_k"),
+            (_window(a2, eps, K, 10, K), "runs to k = K: the last modes feel the missing tail "
+             "k > K, so the window stops at k = K/10"),
+            (_window(a2, eps, K, 9, K // 10 - 1), "uses 0-based mode numbers: mode k = 1 is the first "
+             "(zeta_1 = 1), so the window is (t_10, t_{K/10})"),
+            (_window(a2, eps, K, 10, K // 10, log=lambda e: math.log10(1 / e)),
+             "uses log10: the plateau length is the natural log ln(1/eps)/zeta_k"),
+            (_window(a2, eps, K, 1, K // 10), "starts at k = 1: the first modes are not yet on the "
+             "power law (the window starts at k* = 10)"),
+        ]
+        for (w_lo, w_hi), hint in slips:
+            if _close(lo, w_lo, 1e-3) and _close(hi, w_hi, 1e-3):
+                return CheckResult(False, f"{what} {hint}")
+        return CheckResult(False, f"{what} = ({lo:.4g}, {hi:.4g}), expected "
+                                  f"({truth[0]:.4g}, {truth[1]:.4g})")
+    return CheckResult(True, "the window (t_10, t_{K/10}) with t_k = ln(1/eps - 1) k^alpha2 agrees on "
+                             "3 problems")

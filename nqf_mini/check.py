@@ -65,6 +65,21 @@ def exercise(label: str, answer: Any, *, quiet: bool = False) -> CheckResult:
 
 # --- matrix comparisons with specific feedback -------------------------------------------------
 
+def not_a_function(answer: Any, signature: str) -> CheckResult | None:
+    """The verdict for an answer that should be a function ``signature`` but is not; else None."""
+    if callable(answer):
+        return None
+    return CheckResult(False, f"expected a function {signature}, got {type(answer).__name__}")
+
+
+def known_mistake(value: float, candidates: list[tuple[float, str]], rtol: float = 1e-6) -> str | None:
+    """The hint of the first (wrong value, hint) pair that ``value`` matches to ``rtol``, else None."""
+    for wrong, hint in candidates:
+        if abs(value - wrong) <= rtol * max(1.0, abs(wrong)):
+            return hint
+    return None
+
+
 def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-8) -> bool:
     return bool((a - b).abs().max() <= tol * max(1.0, b.abs().max().item()))
 
@@ -129,9 +144,8 @@ def _random_inputs(n_in: int, count: int = 3, seed: int = 7) -> list[torch.Tenso
 @register_check("ch1.mlp_bias_A")
 def _ch1_mlp_bias_A(answer: Callable[[torch.Tensor, float], torch.Tensor]) -> CheckResult:
     """answer(x, phi1) -> A(x) for f = sum_i v_i phi(u_i^T x + b_i) with w_i = [u_i; b_i; v_i]."""
-    if not callable(answer):
-        return CheckResult(False, "expected a function A_bias(x, phi1), got "
-                                  f"{type(answer).__name__}")
+    if (verdict := not_a_function(answer, "A_bias(x, phi1)")) is not None:
+        return verdict
     for phi, n_in in [("tanh", 3), ("silu", 2), ("gelu", 4)]:
         arch = make_architecture("mlp", n_in=n_in, phi=phi, bias="trainable")
         for x in _random_inputs(n_in):
@@ -187,9 +201,8 @@ def _biased_attention(arch: Any, bias: torch.Tensor) -> Callable[[torch.Tensor, 
 @register_check("ch2.biased_attention_A")
 def _ch2_biased_attention_A(answer: Callable[..., torch.Tensor]) -> CheckResult:
     """answer(X, b, h, h_v) -> A for attention with score bias b, w_i = [vec Q; vec K; vec V; v]."""
-    if not callable(answer):
-        return CheckResult(False, "expected a function A_biased(X, b, h, h_v), got "
-                                  f"{type(answer).__name__}")
+    if (verdict := not_a_function(answer, "A_biased(X, b, h, h_v)")) is not None:
+        return verdict
     gen = torch.Generator().manual_seed(11)
     for n_in, n_tokens, h, h_v in [(3, 4, 2, 2), (2, 5, 1, 3)]:
         arch = make_architecture("attention", n_in=n_in, n_tokens=n_tokens, h=h, h_v=h_v)
@@ -338,9 +351,8 @@ def _ch3_G(A: torch.Tensor, y: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
 @register_check("ch3.m_step")
 def _ch3_m_step(answer: Callable[..., torch.Tensor]) -> CheckResult:
     """answer(M, A, y, lr) -> M after one full-batch GD step on L = (1/2n) sum (Tr[M A] - y)^2."""
-    if not callable(answer):
-        return CheckResult(False, "expected a function m_step(M, A, y, lr), got "
-                                  f"{type(answer).__name__}")
+    if (verdict := not_a_function(answer, "m_step(M, A, y, lr)")) is not None:
+        return verdict
     for seed, (n, p, d, lr) in enumerate([(12, 4, 6, 0.3), (20, 5, 3, 0.7), (8, 3, 10, 1.1)]):
         A, y, W = _ch3_problem(100 + seed, n, p, d)
         M = W @ W.T

@@ -17,7 +17,9 @@ c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -101,3 +103,94 @@ def common_eigenbasis(As: torch.Tensor, seed: int = 0) -> CommonEigenbasis:
     norms = As.flatten(1).norm(dim=1)
     rel = torch.where(norms > 0, off / torch.where(norms > 0, norms, 1.0), 0.0)
     return CommonEigenbasis(E=E, a=a, residual=rel.max().item())
+
+
+# --- from commuting to generic data (Chapter 7) ---------------------------------------------------
+
+def perturb_commuting(E: Any, a: Any, t: float, seed: int = 0) -> torch.Tensor:
+    """A_mu(t) = E diag(a_mu) E^T + t ||a_mu|| S_mu: commuting at t = 0, generic for t > 0 (Chapter 7).
+
+    S_mu are independent random symmetric matrices (symmetrised Gaussians, drawn on the CPU from
+    ``seed``) normalised to ||S_mu||_F = 1, so t is the size of the non-commuting part relative to
+    the commuting one.
+
+    Args:
+        E: orthogonal matrix (p, p); a: eigenvalues (n, p); t: interpolation parameter, >= 0.
+
+    Returns:
+        The stack A(t), shape (n, p, p), symmetric.
+    """
+    E = as_tensor("E", E, ndim=2)
+    a = as_tensor("a", a, ndim=2, dtype=E.dtype, device=E.device)
+    if E.shape[0] != E.shape[1] or a.shape[1] != E.shape[0]:
+        raise ValueError(f"arguments `E`, `a`: expected E (p, p) and a (n, p), got "
+                         f"{tuple(E.shape)} and {tuple(a.shape)}")
+    t = float(t)
+    if not (t >= 0 and math.isfinite(t)):
+        raise ValueError(f"argument `t`: expected a finite number >= 0, got {t!r}")
+    n, p = a.shape
+    gen = torch.Generator().manual_seed(int(seed))
+    S = torch.randn(n, p, p, generator=gen, dtype=torch.float64).to(E)
+    S = (S + S.transpose(1, 2)) / 2
+    S = S / S.flatten(1).norm(dim=1)[:, None, None]
+    base = E @ torch.diag_embed(a) @ E.T
+    return base + t * a.norm(dim=1)[:, None, None] * S
+
+
+def _off_norm(D: torch.Tensor) -> torch.Tensor:
+    return (D - torch.diag_embed(torch.diagonal(D, dim1=1, dim2=2))).square().sum()
+
+
+def joint_diagonalizer(As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e-13) -> torch.Tensor:
+    """An orthogonal E that minimises sum_mu ||offdiag(E^T A_mu E)||_F^2 (Jacobi sweeps, Chapter 7).
+
+    Starts from the basis of :func:`common_eigenbasis` and applies Givens rotations chosen in closed
+    form for each pair (i, j) (the Cardoso-Souloumiac angle for real symmetric matrices); each
+    rotation never increases the off-diagonal mass. For commuting matrices it returns their common
+    eigenbasis; otherwise it returns a local optimum, the best basis for a Lotka-Volterra description.
+    """
+    As = as_tensor("As", As, ndim=3)
+    E = common_eigenbasis(As, seed=seed).E.clone()
+    D = E.T @ As @ E
+    p = As.shape[1]
+    total = As.square().sum().clamp_min(1e-300)
+    for _ in range(int(sweeps)):
+        before = _off_norm(D)
+        for i in range(p - 1):
+            for j in range(i + 1, p):
+                g = torch.stack([D[:, i, i] - D[:, j, j], 2 * D[:, i, j]], dim=1)    # (n, 2)
+                _, vec = torch.linalg.eigh(g.T @ g)
+                x, y = vec[0, 1], vec[1, 1]
+                if x < 0:
+                    x, y = -x, -y
+                r = torch.sqrt(x * x + y * y).clamp_min(1e-300)
+                c = torch.sqrt((x + r) / (2 * r))
+                s = y / torch.sqrt(2 * r * (x + r)).clamp_min(1e-300)
+                R = torch.eye(p, dtype=D.dtype, device=D.device)
+                R[i, i], R[j, j], R[i, j], R[j, i] = c, c, -s, s
+                D2 = R.T @ D @ R
+                if _off_norm(D2) <= _off_norm(D):
+                    D, E = D2, E @ R
+        if (before - _off_norm(D)) <= tol * total:
+            break
+    return E
+
+
+def nearest_commuting(As: Any, seed: int = 0) -> tuple[torch.Tensor, float]:
+    """Drop the off-diagonal part in the best common basis: A_mu -> E diag(E^T A_mu E) E^T (Chapter 7).
+
+    E comes from :func:`joint_diagonalizer`. The returned stack commutes exactly, so
+    :func:`nqf_mini.reduce_commuting` accepts it: it is the Lotka-Volterra model one would use when
+    Assumption 1 holds only approximately.
+
+    Returns:
+        (the commuting stack (n, p, p), the residual max_mu ||offdiag(E^T A_mu E)||_F / ||A_mu||_F).
+    """
+    As = as_tensor("As", As, ndim=3)
+    E = joint_diagonalizer(As, seed=seed)
+    D = E.T @ As @ E
+    a = torch.diagonal(D, dim1=1, dim2=2)
+    off = (D - torch.diag_embed(a)).flatten(1).norm(dim=1)
+    norms = As.flatten(1).norm(dim=1)
+    rel = torch.where(norms > 0, off / torch.where(norms > 0, norms, 1.0), 0.0)
+    return E @ torch.diag_embed(a) @ E.T, rel.max().item()

@@ -221,3 +221,77 @@ def mode_strengths(M_traj: Any, E: Any) -> torch.Tensor:
         raise ValueError(f"argument `M_traj`: expected shape (..., {E.shape[0]}, {E.shape[0]}) to match "
                          f"`E`, got {tuple(M_traj.shape)}")
     return torch.einsum("pk,...pq,qk->...k", E, M_traj, E)
+
+
+def nnls_end_state(b: Any, C: Any) -> torch.Tensor:
+    """End state of dz/dt = 4 z (b - C z): argmin_{z >= 0} z^T C z / 2 - b^T z (Chapter 4).
+
+    Brute force over supports S (largest first): z_S = C_SS^{-1} b_S, z = 0 elsewhere, keeping the
+    candidate with z_S > 0 and (C z - b) >= 0 (the KKT conditions). Cost 2^K solves: for K <= ~12.
+
+    Args:
+        b: growth vector, shape (K,); C: positive-definite interaction matrix, shape (K, K).
+
+    Returns:
+        z, shape (K,), in the dtype and on the device of b.
+
+    Raises:
+        ValueError: on malformed shapes, or if no support satisfies the KKT conditions (C not
+            positive definite).
+    """
+    import itertools
+
+    b = as_tensor("b", b, ndim=1)
+    C = as_tensor("C", C, ndim=2, dtype=b.dtype, device=b.device)
+    K = b.shape[0]
+    require_shape("C", C, (K, K))
+    for size in range(K, -1, -1):
+        for S in itertools.combinations(range(K), size):
+            z = torch.zeros(K, dtype=b.dtype, device=b.device)
+            idx = list(S)
+            if idx:
+                z[idx] = torch.linalg.solve(C[idx][:, idx], b[idx])
+            if (z[idx] > 0).all() and (C @ z - b >= -1e-12).all():
+                return z
+    raise ValueError("argument `C`: expected a positive-definite matrix, got one for which no "
+                     "support satisfies the KKT conditions")
+
+
+def piecewise_linear_limit(b: Any, C: Any, s_grid: Any) -> tuple[torch.Tensor, list[float]]:
+    """eps -> 0 limit of l_k = ln z_k / ln(1/eps) against s = t / ln(1/eps), z_k(0) = eps (Chapter 4).
+
+    Regime 4: between events, with S the modes at l_k = 0 and z_S their NNLS point
+    (:func:`nnls_end_state` on S), every mode below 0 moves with velocity 4 (b_k - (C z_S)_k) and
+    the modes of S stay at 0 (those the NNLS on S sets to zero leave with negative velocity). An
+    event happens when a rising mode reaches 0. Event-driven, exact up to round-off.
+
+    Args:
+        b: growth vector (K,); C: positive-definite interaction matrix (K, K).
+        s_grid: increasing rescaled times s >= 0, shape (S,).
+
+    Returns:
+        (l at s_grid, shape (S, K); the list of event values of s, in order).
+    """
+    b = as_tensor("b", b, ndim=1)
+    C = as_tensor("C", C, ndim=2, dtype=b.dtype, device=b.device)
+    K = b.shape[0]
+    require_shape("C", C, (K, K))
+    s_grid = _check_times(s_grid, b.dtype, b.device)
+    ell, s_now, out, events, i = torch.full((K,), -1.0, dtype=b.dtype, device=b.device), 0.0, [], [], 0
+    while i < len(s_grid):
+        active = [k for k in range(K) if ell[k] == 0.0]
+        z_S = torch.zeros(K, dtype=b.dtype, device=b.device)
+        if active:
+            z_S[active] = nnls_end_state(b[active], C[active][:, active])
+        v = 4 * (b - C @ z_S)                                   # velocity of every ell_k
+        v[(ell == 0.0) & ((z_S > 0) | (v > 0))] = 0.0           # active modes stay at 0
+        rising = [(-ell[k] / v[k]).item() for k in range(K) if ell[k] < 0 and v[k] > 0]
+        ds = min(rising, default=math.inf)
+        while i < len(s_grid) and s_grid[i] <= s_now + ds:
+            out.append(ell + v * (s_grid[i] - s_now))
+            i += 1
+        if ds < math.inf:                                       # snap the new arrival to 0
+            ell = torch.where(ell + v * ds >= -1e-12, torch.zeros_like(ell), ell + v * ds)
+        s_now += ds
+        events.append(s_now)
+    return torch.stack(out), [e for e in events if e < math.inf]

@@ -103,16 +103,21 @@ def _check_model(model: str, activation: str) -> Any:
     return act
 
 
-def _hidden(act: Any, model: str, Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Hidden activations H and their slopes phi'(Z) for the network or its NQF."""
+def _hidden(act: Any, model: str, Z: torch.Tensor) -> torch.Tensor:
+    """Hidden activations phi(Z) of the network, or phi'(0) Z for its NQF."""
+    return act.phi1 * Z if model == "nqf" else act(Z)
+
+
+def _slope(act: Any, model: str, Z: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+    """phi'(Z) (written out where known, else from autograd, which works under torch.no_grad)."""
     if model == "nqf":
-        return act.phi1 * Z, torch.full_like(Z, act.phi1)
-    H = act(Z)
+        return torch.full_like(Z, act.phi1)
     if act.name in _DERIVATIVES:
-        return H, _DERIVATIVES[act.name](Z, H)
-    Zg = Z.detach().requires_grad_(True)
-    (slope,) = torch.autograd.grad(act(Zg).sum(), Zg)
-    return H, slope
+        return _DERIVATIVES[act.name](Z, H)
+    with torch.enable_grad():
+        Zg = Z.detach().requires_grad_(True)
+        (slope,) = torch.autograd.grad(act(Zg).sum(), Zg)
+    return slope
 
 
 def two_layer_output(U: Any, V: Any, X: Any, activation: str = "tanh",
@@ -129,21 +134,22 @@ def two_layer_output(U: Any, V: Any, X: Any, activation: str = "tanh",
     V = V[:, None] if V.ndim == 1 else V
     require_shape("X", X, (None, U.shape[0]))
     require_shape("V", V, (U.shape[1], None))
-    return _hidden(act, model, X @ U)[0] @ V
+    return _hidden(act, model, X @ U) @ V
 
 
 def _loss(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
           Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    F = _hidden(act, model, X @ U)[0] @ V
+    F = _hidden(act, model, X @ U) @ V
     return 0.5 * (F - Y).square().sum() / X.shape[0], F
 
 
 def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
                Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring)."""
-    H, slope = _hidden(act, model, X @ U)
+    Z = X @ U
+    H = _hidden(act, model, Z)
     R = (H @ V - Y) / X.shape[0]                                         # (b, K)
-    return X.T @ ((R @ V.T) * slope), H.T @ R
+    return X.T @ ((R @ V.T) * _slope(act, model, Z, H)), H.T @ R
 
 
 class _Adam:

@@ -89,3 +89,95 @@ def remainder_order(
                          "where it is above round-off (e.g. larger s)")
     slope = float(np.polyfit(np.log(s), np.log(rem), 1)[0])
     return RemainderFit(s, rem, relative, slope, False)
+
+
+# --- the remainder of a two-layer network along its own training trajectory (Chapter 7) ----------
+
+def _two_layer_pair(U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
+                    activation: str) -> tuple[torch.Tensor, torch.Tensor]:
+    from .networks import two_layer_output
+
+    return (two_layer_output(U, V, X, activation, "network"),
+            two_layer_output(U, V, X, activation, "nqf"))
+
+
+def trajectory_remainder(U_traj: Any, V_traj: Any, X: Any, activation: str = "tanh") -> np.ndarray:
+    """rms_x |F(W_t) - F_NQF(W_t)| / rms_x |F(W_t)| at each recorded weight W_t (Chapter 7).
+
+    Both the network F = phi(X U) V and its quadratic form F_NQF = phi'(0) X U V are evaluated at the
+    SAME weights, those of the network's own trajectory (``TwoLayerRun.U_traj``, ``V_traj``), so this
+    is Theorem 1's remainder R = F - F_NQF, measured where training actually goes, relative to the
+    size of the function.
+
+    Args:
+        U_traj: input weights (T, p, d); V_traj: output weights (T, d, K); X: inputs (n, p).
+        activation: the network's activation (phi(0) = 0).
+
+    Returns:
+        The relative remainder at each of the T recorded steps (NumPy, (T,)).
+    """
+    U_traj = as_tensor("U_traj", U_traj, ndim=3)
+    V_traj = as_tensor("V_traj", V_traj, ndim=3, dtype=U_traj.dtype, device=U_traj.device)
+    if V_traj.shape[0] != U_traj.shape[0]:
+        raise ValueError(f"argument `V_traj`: expected {U_traj.shape[0]} recorded steps like "
+                         f"`U_traj`, got shape {tuple(V_traj.shape)}")
+    X = as_tensor("X", X, ndim=2, dtype=U_traj.dtype, device=U_traj.device)
+    out = []
+    with torch.no_grad():
+        for U, V in zip(U_traj, V_traj):
+            F, Q = _two_layer_pair(U, V, X, activation)
+            out.append((F - Q).square().mean().sqrt() / F.square().mean().sqrt().clamp_min(1e-300))
+    return torch.stack(out).cpu().numpy()
+
+
+@dataclass(frozen=True)
+class ScaledRemainder:
+    """The two-layer remainder at scaled weights (lambda U, lambda V) (Chapter 7).
+
+    Attributes:
+        scales: the grid lambda (NumPy).
+        remainder: rms_x |F(lambda W) - F_NQF(lambda W)| (absolute).
+        relative: remainder / rms_x |F(lambda W)|.
+        slope: log-log slope of the absolute remainder (4 for tanh, 3 for phi''(0) != 0).
+        relative_slope: log-log slope of the relative remainder (slope - 2, as F ~ lambda^2).
+    """
+
+    scales: np.ndarray
+    remainder: np.ndarray
+    relative: np.ndarray
+    slope: float
+    relative_slope: float
+
+
+def scaled_remainder(U: Any, V: Any, X: Any, scales: Sequence[float],
+                     activation: str = "tanh") -> ScaledRemainder:
+    """Scale both layers by lambda and fit how the remainder F - F_NQF shrinks (Chapter 7).
+
+    F(lambda W) = lambda^2 phi'(0) x^T U V + lambda^3 (phi''(0)/2) sum_i v_i (u_i.x)^2 + O(lambda^4):
+    the absolute remainder is O(lambda^3), or O(lambda^4) when phi''(0) = 0 (tanh); divided by
+    |F| ~ lambda^2 the relative remainder is O(lambda) or O(lambda^2).
+
+    Args:
+        U: input weights (p, d); V: output weights (d, K) or (d,); X: inputs (n, p).
+        scales: at least two positive values of lambda (small enough for the Taylor regime).
+        activation: a name with phi(0) = 0.
+    """
+    U = as_tensor("U", U, ndim=2, dtype=torch.float64)
+    V = as_tensor("V", V, dtype=torch.float64, device=U.device)
+    X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=U.device)
+    s = np.asarray(scales, dtype=float)
+    if s.ndim != 1 or s.size < 2 or not np.all(s > 0):
+        raise ValueError(f"argument `scales`: expected at least two positive numbers, got {s!r}")
+    rem, rel = [], []
+    with torch.no_grad():
+        for lam in s:
+            F, Q = _two_layer_pair(lam * U, lam * V, X, activation)
+            r = (F - Q).square().mean().sqrt().item()
+            rem.append(r)
+            rel.append(r / max(F.square().mean().sqrt().item(), 1e-300))
+    rem, rel = np.array(rem), np.array(rel)
+    if np.any(rem <= 0):
+        raise ValueError("the remainder vanishes at some scales (round-off); choose larger scales")
+    slope = float(np.polyfit(np.log(s), np.log(rem), 1)[0])
+    rel_slope = float(np.polyfit(np.log(s), np.log(rel), 1)[0])
+    return ScaledRemainder(s, rem, rel, slope, rel_slope)

@@ -162,3 +162,13 @@ def test_runs_on_every_device(device):
                           batch_size=8)
     assert run.U.device.type == device.type
     assert np.max(np.abs(run.loss - cpu.loss)) <= 1e-12
+
+
+def test_output_and_training_work_under_no_grad():
+    X, Y = _data()
+    U0, V0 = two_layer_init(5, 7, 3, 0.2, seed=2)
+    ref = train_two_layer(X, Y, U0, V0, lr=0.1, steps=10, activation="silu")
+    with torch.no_grad():
+        out = two_layer_output(U0, V0, X, "gelu")
+        run = train_two_layer(X, Y, U0, V0, lr=0.1, steps=10, activation="silu")
+    assert out.shape == (24, 3) and np.array_equal(run.loss, ref.loss)

@@ -1,0 +1,207 @@
+"""The neural tangent kernel of the general NQF and how much it moves during training (Chapter 7).
+
+The general quadratic form (no ZGZ, Chapter 1) of a module with d units w_i in R^p is
+
+    f_mu(W) = g_mu . mu + mu^T B_mu mu + Tr[W^T A_mu W],      mu = sum_i w_i,
+
+and the gradient with respect to one unit is grad_{w_i} f_mu = u_mu + 2 A_mu w_i with
+u_mu = g_mu + 2 B_mu mu. Its neural tangent kernel is
+
+    Theta_{mu nu} = sum_i grad_{w_i} f_mu . grad_{w_i} f_nu
+                  = d u_mu.u_nu + 2 u_mu^T A_nu mu + 2 u_nu^T A_mu mu + 4 Tr[W^T A_mu A_nu W].
+
+Width scalings (the seed's appendix fragment; the parameterisation below is our reconstruction):
+g = d^{-1/2} g0, B = d^{-alpha_B} B0, A = d^{-alpha_A} A0 with g0, B0, A0 of order one, and weights
+starting near zero. Then Theta(0) = g0 g0^T = O(1), and over the O(1) time in which the loss halves
+the fragment bounds the drift by O(d^{1 - alpha_B} + d^{-alpha_A}): lazy (drift -> 0) if
+alpha_A > 0 and alpha_B > 1, feature learning if alpha_A = 0 or 1/2 <= alpha_B <= 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from ._validate import as_tensor, require_positive, require_positive_int
+from .device import resolve_device
+from .dynamics import DivergenceError
+
+
+@dataclass(frozen=True)
+class GeneralNQF:
+    """Data of a general NQF at width d (Chapter 7).
+
+    Attributes:
+        g: linear coefficients (n, p); B: cross-unit matrices (n, p, p); A: structure matrices
+        (n, p, p); y: targets (n,); d: the width these coefficients are scaled for.
+    """
+
+    g: torch.Tensor
+    B: torch.Tensor
+    A: torch.Tensor
+    y: torch.Tensor
+    d: int
+
+
+def _symmetric(gen: torch.Generator, n: int, p: int) -> torch.Tensor:
+    S = torch.randn(n, p, p, generator=gen, dtype=torch.float64)
+    return (S + S.transpose(1, 2)) / math.sqrt(2 * p)
+
+
+def scaled_nqf_problem(d: int, alpha_A: float, alpha_B: float, *, alpha_g: float = 0.5, n: int = 12,
+                       p: int = 6, seed: int = 0,
+                       device: torch.device | str | None = None) -> GeneralNQF:
+    """A general NQF with g = d^-alpha_g g0, B = d^-alpha_B B0, A = d^-alpha_A A0 (Chapter 7).
+
+    g0 (n, p) has i.i.d. N(0, 1/p) rows, B0 and A0 are random symmetric matrices with entries of
+    order p^-1/2, and the targets y = g0 c (|c| ~ 1) are realisable by the linear part alone, so the
+    loss can fall by O(1) at every width. The same seed gives the same g0, B0, A0, y at every d:
+    only the width scalings change.
+    """
+    d = require_positive_int("d", d)
+    n, p = require_positive_int("n", n), require_positive_int("p", p)
+    for name, v in (("alpha_A", alpha_A), ("alpha_B", alpha_B), ("alpha_g", alpha_g)):
+        if not math.isfinite(float(v)):
+            raise ValueError(f"argument `{name}`: expected a finite number, got {v!r}")
+    gen = torch.Generator().manual_seed(int(seed))
+    g0 = torch.randn(n, p, generator=gen, dtype=torch.float64) / math.sqrt(p)
+    B0, A0 = _symmetric(gen, n, p), _symmetric(gen, n, p)
+    c = torch.randn(p, generator=gen, dtype=torch.float64)
+    y = g0 @ c
+    dev = resolve_device(device)
+    return GeneralNQF(g=(d ** -alpha_g * g0).to(dev), B=(d ** -alpha_B * B0).to(dev),
+                      A=(d ** -alpha_A * A0).to(dev), y=y.to(dev), d=d)
+
+
+def nqf_output(problem: GeneralNQF, W: torch.Tensor) -> torch.Tensor:
+    """f_mu = g_mu.mu + mu^T B_mu mu + Tr[W^T A_mu W] for W (p, d), shape (n,) (Chapter 7)."""
+    mu = W.sum(dim=1)
+    return (problem.g @ mu + torch.einsum("p,npq,q->n", mu, problem.B, mu)
+            + torch.einsum("pi,npq,qi->n", W, problem.A, W))
+
+
+def unit_gradients(problem: GeneralNQF, W: torch.Tensor) -> torch.Tensor:
+    """grad_{w_i} f_mu = g_mu + 2 B_mu mu + 2 A_mu w_i for every sample and unit, (n, p, d)."""
+    mu = W.sum(dim=1)
+    u = problem.g + 2 * problem.B @ mu                                          # (n, p)
+    return u[:, :, None] + 2 * problem.A @ W                                    # (n, p, d)
+
+
+def nqf_ntk(problem: GeneralNQF, W: Any) -> torch.Tensor:
+    """Theta_{mu nu} = sum_i grad_{w_i} f_mu . grad_{w_i} f_nu, shape (n, n) (Chapter 7)."""
+    W = as_tensor("W", W, ndim=2, dtype=problem.g.dtype, device=problem.g.device)
+    if W.shape[0] != problem.g.shape[1]:
+        raise ValueError(f"argument `W`: expected {problem.g.shape[1]} rows, got {tuple(W.shape)}")
+    J = unit_gradients(problem, W).flatten(1)
+    return J @ J.T
+
+
+@dataclass(frozen=True)
+class NTKDrift:
+    """What :func:`ntk_drift` returns.
+
+    Attributes:
+        drift: ||Theta(T) - Theta(0)||_F / ||Theta(0)||_F.
+        time: the training time T = lr * steps at which the loss first fell to ``loss_fraction``.
+        loss0, loss_T: the loss at 0 and at T.
+    """
+
+    drift: float
+    time: float
+    loss0: float
+    loss_T: float
+
+
+def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: float = 0.5,
+              lr: float = 0.05, max_steps: int = 20000, seed: int = 1) -> NTKDrift:
+    """Relative NTK change while gradient descent halves the loss (Chapter 7).
+
+    Trains W (p, d), initialised with i.i.d. N(0, init_scale^2 / d) entries (near zero), by GD on
+    L = (1/2n) sum (f - y)^2, dL/dw_i = (1/n) sum_mu r_mu (u_mu + 2 A_mu w_i), until L <= loss_fraction
+    L(0), and returns ||Theta(T) - Theta(0)||_F / ||Theta(0)||_F.
+
+    Raises:
+        DivergenceError: if the loss blows up (with a smaller lr to try).
+        ValueError: if the loss does not reach the fraction within ``max_steps``.
+    """
+    init_scale = require_positive("init_scale", init_scale)
+    lr = require_positive("lr", lr)
+    max_steps = require_positive_int("max_steps", max_steps)
+    if not 0 < loss_fraction < 1:
+        raise ValueError(f"argument `loss_fraction`: expected a number in (0, 1), got {loss_fraction!r}")
+    p, d, n = problem.g.shape[1], problem.d, problem.g.shape[0]
+    gen = torch.Generator().manual_seed(int(seed))
+    W = (torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)).to(
+        problem.g.device)
+    theta0 = nqf_ntk(problem, W)
+    loss0 = None
+    for step in range(max_steps + 1):
+        r = nqf_output(problem, W) - problem.y
+        loss = 0.5 * float(r.square().mean())
+        loss0 = loss if loss0 is None else loss0
+        if not math.isfinite(loss) or loss > 1e6 * loss0:
+            raise DivergenceError(f"NTK drift run diverged at step {step} with lr = {lr:g}; try "
+                                  f"lr = {lr / 4:.3g}", step, lr, lr / 4)
+        if loss <= loss_fraction * loss0:
+            drift = (nqf_ntk(problem, W) - theta0).norm() / theta0.norm()
+            return NTKDrift(float(drift), lr * step, loss0, loss)
+        grad = torch.einsum("n,npd->pd", r / n, unit_gradients(problem, W))
+        W = W - lr * grad
+    raise ValueError(f"argument `max_steps`: the loss fell only to {loss / loss0:.3g} of its initial "
+                     f"value in {max_steps} steps; raise max_steps or lr")
+
+
+@dataclass(frozen=True)
+class DriftScaling:
+    """NTK drift against width and its fitted exponent (Chapter 7).
+
+    Attributes:
+        widths, drifts: the widths d and the measured relative drifts (NumPy).
+        exponent: log-log slope of drift against d (least squares).
+        predicted: the fragment's exponent max(1 - alpha_B, -alpha_A).
+    """
+
+    widths: np.ndarray
+    drifts: np.ndarray
+    exponent: float
+    predicted: float
+
+
+def predicted_drift_exponent(alpha_A: float, alpha_B: float) -> float:
+    """The exponent of the fragment's bound O(d^{1 - alpha_B} + d^{-alpha_A}): max(1 - alpha_B, -alpha_A)."""
+    return max(1.0 - float(alpha_B), -float(alpha_A)) + 0.0      # + 0.0: no negative zero
+
+
+def ntk_regime(alpha_A: float, alpha_B: float) -> str:
+    """The fragment's classification: "lazy" (alpha_A > 0 and alpha_B > 1), "feature" (alpha_A = 0
+    or 1/2 <= alpha_B <= 1), else "unclassified" (e.g. alpha_B < 1/2 or alpha_A < 0) (Chapter 7)."""
+    a, b = float(alpha_A), float(alpha_B)
+    if a > 0 and b > 1:
+        return "lazy"
+    if a == 0 or 0.5 <= b <= 1:
+        return "feature"
+    return "unclassified"
+
+
+def drift_scaling(alpha_A: float, alpha_B: float, widths: Sequence[int] = (16, 64, 256, 1024), *,
+                  seed: int = 0, **kwargs: Any) -> DriftScaling:
+    """Measure :func:`ntk_drift` at each width and fit the exponent of drift ~ d^e (Chapter 7).
+
+    Keyword arguments go to :func:`scaled_nqf_problem` (n, p, alpha_g) and :func:`ntk_drift`
+    (init_scale, loss_fraction, lr, max_steps).
+    """
+    widths = [require_positive_int("widths", w) for w in widths]
+    if len(widths) < 2:
+        raise ValueError(f"argument `widths`: expected at least two widths, got {widths}")
+    prob_keys = {"n", "p", "alpha_g", "device"}
+    pk = {k: v for k, v in kwargs.items() if k in prob_keys}
+    rk = {k: v for k, v in kwargs.items() if k not in prob_keys}
+    drifts = np.array([ntk_drift(scaled_nqf_problem(w, alpha_A, alpha_B, seed=seed, **pk), **rk).drift
+                       for w in widths])
+    exponent = float(np.polyfit(np.log(widths), np.log(drifts), 1)[0])
+    return DriftScaling(np.asarray(widths), drifts, exponent,
+                        predicted_drift_exponent(alpha_A, alpha_B))

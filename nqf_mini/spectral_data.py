@@ -1,0 +1,137 @@
+"""Data sets with prescribed power-law spectra, for the scaling laws of Chapter 6.
+
+* Fourier features on an angle grid theta_j = 2 pi j / N: phi_{2m-1} = sqrt2 cos(m theta),
+  phi_{2m} = sqrt2 sin(m theta), orthonormal under the grid average (1/N) sum_j. The inputs are
+  x_k(theta_j) = s_k phi_k(theta_j) with s_k = k^-theta_exp, the target coefficients b_k = k^-beta:
+  a scalar target y = sum_k b_k phi_k, or one output per mode, Y_k = b_k phi_k.
+* Orthonormal-input samples for the sample-wise law: x_mu = s_mu o_mu with orthonormal o_mu,
+  y_mu = mu^-gamma1 and s_mu^2 = mu^(gamma1 - gamma2), so that each sample of the exact quadratic
+  network f = |W^T x|^2 is its own logistic mode with zeta_mu = 4 y_mu s_mu^2 / n ~ mu^-gamma2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ._validate import require_positive, require_positive_int
+from .device import resolve_device
+
+
+@dataclass(frozen=True)
+class FourierData:
+    """Fourier-feature data (Chapter 6); modes are numbered k = 1..K along the last axis.
+
+    Attributes:
+        angles: the grid theta_j, (N,).
+        basis: phi_k(theta_j), (N, K), orthonormal: basis.T @ basis / N = I.
+        s: input scales s_k = k^-theta, (K,).
+        b: target coefficients b_k = k^-beta, (K,).
+        X: inputs X[j, k] = s_k phi_k(theta_j), (N, K).
+        y: scalar target y_j = sum_k b_k phi_k(theta_j), (N,).
+        Y: one target per mode, Y[j, k] = b_k phi_k(theta_j), (N, K).
+    """
+
+    angles: torch.Tensor
+    basis: torch.Tensor
+    s: torch.Tensor
+    b: torch.Tensor
+    X: torch.Tensor
+    y: torch.Tensor
+    Y: torch.Tensor
+
+
+def fourier_basis(K: int, N: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """phi_k(theta_j) for k = 1..K on theta_j = 2 pi j / N, (N, K) (Chapter 6).
+
+    phi_{2m-1} = sqrt2 cos(m theta), phi_{2m} = sqrt2 sin(m theta). Orthonormal under (1/N) sum_j as
+    long as the highest frequency m = ceil(K/2) stays below the Nyquist frequency N/2, i.e. N > 2 ceil(K/2).
+    """
+    K, N = require_positive_int("K", K), require_positive_int("N", N)
+    m_max = (K + 1) // 2
+    if not N > 2 * m_max:
+        raise ValueError(f"argument `N`: expected N > 2 ceil(K/2) = {2 * m_max} grid points (above "
+                         f"the Nyquist limit of the highest frequency {m_max}), got {N}")
+    angles = 2.0 * math.pi * torch.arange(N, dtype=torch.float64) / N
+    k = torch.arange(1, K + 1, dtype=torch.float64)
+    m = torch.ceil(k / 2.0)
+    phase = angles[:, None] * m[None, :]
+    basis = math.sqrt(2.0) * torch.where(k % 2 == 1, torch.cos(phase), torch.sin(phase))
+    return basis.to(resolve_device(device))
+
+
+def fourier_features(K: int, N: int, theta: float, beta: float,
+                     device: torch.device | str | None = None) -> FourierData:
+    """Fourier inputs with s_k = k^-theta and targets with b_k = k^-beta (Chapter 6, the seed's Fig. 5).
+
+    The input covariance is (1/N) X^T X = diag(s_k^2) and the input-target correlation of the scalar
+    target is (1/N) X^T y = s * b (elementwise), both diagonal in the mode index.
+    """
+    theta, beta = require_positive("theta", theta), require_positive("beta", beta)
+    dev = resolve_device(device)
+    basis = fourier_basis(K, N, device=dev)
+    angles = (2.0 * math.pi * torch.arange(N, dtype=torch.float64) / N).to(dev)
+    k = torch.arange(1, K + 1, dtype=torch.float64, device=dev)
+    s, b = k ** -theta, k ** -beta
+    return FourierData(angles=angles, basis=basis, s=s, b=b, X=basis * s, y=basis @ b, Y=basis * b)
+
+
+@dataclass(frozen=True)
+class OrthonormalSamples:
+    """Orthonormal-input samples x_mu = s_mu o_mu (Chapter 6).
+
+    Attributes:
+        X: inputs, (n, p), rows x_mu.
+        y: targets y_mu = mu^-gamma1, (n,).
+        s: scales s_mu = mu^((gamma1 - gamma2) / 2), (n,).
+        O: the orthonormal directions o_mu as rows, (n, p).
+    """
+
+    X: torch.Tensor
+    y: torch.Tensor
+    s: torch.Tensor
+    O: torch.Tensor
+
+
+def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = None, seed: int = 0,
+                        device: torch.device | str | None = None) -> OrthonormalSamples:
+    """n samples with orthonormal directions, y_mu = mu^-gamma1, s_mu^2 = mu^(gamma1 - gamma2) (Ch. 6).
+
+    The directions are the rows of a random orthogonal (p x p, p >= n) matrix from a seeded QR on the
+    CPU. For f = |W^T x|^2 each sample is one logistic mode with capacity z*_mu = y_mu / s_mu^2,
+    growth rate zeta_mu = 4 y_mu s_mu^2 / n = (4/n) mu^-gamma2 and loss V_mu = y_mu^2 / 2n.
+    """
+    n = require_positive_int("n", n)
+    p = n if p is None else require_positive_int("p", p)
+    if p < n:
+        raise ValueError(f"argument `p`: expected p >= n = {n} (n orthonormal directions in R^p), got {p}")
+    gen = torch.Generator().manual_seed(int(seed))
+    Q, R = torch.linalg.qr(torch.randn(p, p, generator=gen, dtype=torch.float64))
+    Q = Q * torch.sign(torch.diagonal(R))                                 # a unique, Haar-like Q
+    mu = torch.arange(1, n + 1, dtype=torch.float64)
+    y = mu ** -float(gamma1)
+    s = mu ** ((float(gamma1) - require_positive("gamma2", gamma2)) / 2.0)
+    O = Q[:n]
+    dev = resolve_device(device)
+    return OrthonormalSamples(X=(s[:, None] * O).to(dev), y=y.to(dev), s=s.to(dev), O=O.to(dev))
+
+
+def proportional_init(samples: OrthonormalSamples, eps: float, d: int, seed: int = 0) -> torch.Tensor:
+    """Weights W0 (p, d) with z_mu(0) = o_mu^T W0 W0^T o_mu = eps z*_mu exactly (Chapter 6).
+
+    z*_mu = y_mu / s_mu^2 is the capacity of sample mu for f = |W^T x|^2. Built as
+    W0 = O^T diag(sqrt(eps z* / d)) G with random signs G (n, d), so the units are not all equal
+    and every sample starts at the same learnt fraction u_mu0 = eps ("initialisation proportional
+    to capacity"). An i.i.d. initialisation instead gives every sample the same z_mu(0), so the
+    later samples, whose capacities are smaller, start closer to their targets.
+    """
+    eps = require_positive("eps", eps)
+    d = require_positive_int("d", d)
+    gen = torch.Generator().manual_seed(int(seed))
+    n = samples.y.shape[0]
+    G = (torch.randint(0, 2, (n, d), generator=gen).to(torch.float64) * 2.0 - 1.0)
+    zstar = (samples.y / samples.s ** 2).cpu()
+    W0 = samples.O.cpu().T @ (torch.sqrt(eps * zstar / d)[:, None] * G)
+    return W0.to(samples.O.device)

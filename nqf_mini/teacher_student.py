@@ -1,0 +1,194 @@
+"""A tanh teacher, a seeded stream of fresh samples, and the best loss a linear model can reach (Chapter 7).
+
+The teacher is a two-layer network with k units and unit output weights,
+
+    y(x) = sum_j v*_j phi(u*_j . x),      x ~ N(0, I_p),      |u*_j| = norm,
+
+(our reconstruction of the seed's Fig. 6 set-up: p = 32, k = 4, |w*| = 2). The NQF of a two-layer
+network with phi(0) = 0 is the linear model f(x) = phi'(0) x^T U V (Chapters 1-2), so on this
+teacher the NQF can at best reach the best linear fit. For Gaussian inputs it has a closed form:
+the least-squares coefficient is beta = E[x y] = sum_j v*_j E[phi'(u*_j . x)] u*_j (Stein's lemma),
+and the best linear loss is
+
+    L_lin = (1/2) (E[y^2] - |beta|^2),
+
+with E[y^2] = sum_jk v*_j v*_k E[phi(u*_j . x) phi(u*_k . x)] a two-dimensional Gaussian integral
+(Gauss-Hermite quadrature below). The loss convention is L = (1/2n) sum (f - y)^2, as in
+:func:`nqf_mini.train_two_layer`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ._validate import as_tensor, require_positive, require_positive_int
+from .activations import get_activation
+from .device import resolve_device
+
+_GAUSS_HERMITE_POINTS = 96
+
+
+@dataclass(frozen=True)
+class Teacher:
+    """A two-layer teacher y = phi(X U) v (Chapter 7).
+
+    Attributes:
+        U: input weights, (p, k), column j is u*_j.
+        v: output weights, (k,).
+        activation: the activation's name.
+    """
+
+    U: torch.Tensor
+    v: torch.Tensor
+    activation: str
+
+    @property
+    def p(self) -> int:
+        return self.U.shape[0]
+
+    def __call__(self, X: Any) -> torch.Tensor:
+        """The targets y = phi(X U) v for inputs X (n, p), shape (n,)."""
+        X = as_tensor("X", X, ndim=2, dtype=self.U.dtype, device=self.U.device)
+        if X.shape[1] != self.p:
+            raise ValueError(f"argument `X`: expected {self.p} columns, got shape {tuple(X.shape)}")
+        return get_activation(self.activation)(X @ self.U) @ self.v
+
+
+def make_teacher(p: int = 32, k: int = 4, norm: float = 2.0, activation: str = "tanh",
+                 seed: int = 0, device: torch.device | str | None = None) -> Teacher:
+    """A teacher with k random input directions of length ``norm`` and output weights 1 (Chapter 7).
+
+    The directions u*_j / |u*_j| are uniform on the sphere (normalised Gaussians, drawn on the CPU from
+    ``torch.Generator().manual_seed(seed)``).
+    """
+    p, k = require_positive_int("p", p), require_positive_int("k", k)
+    norm = require_positive("norm", norm)
+    get_activation(activation)
+    gen = torch.Generator().manual_seed(int(seed))
+    U = torch.randn(p, k, generator=gen, dtype=torch.float64)
+    U = norm * U / U.norm(dim=0, keepdim=True)
+    dev = resolve_device(device)
+    return Teacher(U=U.to(dev), v=torch.ones(k, dtype=torch.float64, device=dev),
+                   activation=activation)
+
+
+def gaussian_inputs(n: int, p: int, seed: int = 0,
+                    device: torch.device | str | None = None) -> torch.Tensor:
+    """n i.i.d. inputs x ~ N(0, I_p), drawn on the CPU with the given seed, shape (n, p)."""
+    n, p = require_positive_int("n", n), require_positive_int("p", p)
+    gen = torch.Generator().manual_seed(int(seed))
+    return torch.randn(n, p, generator=gen, dtype=torch.float64).to(resolve_device(device))
+
+
+def evaluation_set(teacher: Teacher, n: int = 4096, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """A fixed test set (X (n, p), y (n,)) on which the loss is recorded (Chapter 7)."""
+    X = gaussian_inputs(n, teacher.p, seed, teacher.U.device)
+    return X, teacher(X)
+
+
+def online_stream(teacher: Teacher, batch_size: int, steps: int,
+                  seed: int = 2) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+    """A seeded stream of fresh batches for online SGD: ``stream(t) -> (X_t (b, p), y_t (b,))``.
+
+    All ``steps`` batches are drawn at once (so the stream is the same for every model trained on
+    it and for every device) and step t reads batch t. Pass it as ``train_two_layer(stream=...)``.
+    """
+    batch_size = require_positive_int("batch_size", batch_size)
+    steps = require_positive_int("steps", steps)
+    X = gaussian_inputs(steps * batch_size, teacher.p, seed, teacher.U.device)
+    Y = teacher(X)
+    X, Y = X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
+
+    def stream(t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if not 0 <= t < steps:
+            raise ValueError(f"argument `t`: the stream holds steps 0..{steps - 1}, got {t}")
+        return X[t], Y[t]
+
+    return stream
+
+
+def _gauss_hermite() -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights for E[h(g)], g ~ N(0, 1): E h = sum w_i h(x_i)."""
+    x, w = np.polynomial.hermite_e.hermegauss(_GAUSS_HERMITE_POINTS)
+    return x, w / w.sum()
+
+
+def best_linear_fit(teacher: Teacher) -> tuple[torch.Tensor, float]:
+    """The population least-squares linear fit of the teacher and its loss (Chapter 7).
+
+    Returns (beta (p,), L_lin) with beta = E[x y] = sum_j v*_j E[phi'(u*_j . x)] u*_j and
+    L_lin = (1/2)(E[y^2] - |beta|^2) for x ~ N(0, I_p) (module docstring). This is the lowest loss
+    the NQF of a two-layer network, f = phi'(0) x^T U V, can reach on this teacher.
+    """
+    act = get_activation(teacher.activation)
+    U = teacher.U.detach().double().cpu()
+    v = teacher.v.detach().double().cpu()
+    x, w = (torch.as_tensor(a, dtype=torch.float64) for a in _gauss_hermite())
+    lengths = U.norm(dim=0)                                                  # (k,)
+    z = x.requires_grad_(True)[:, None] * lengths[None, :]                   # (q, k)
+    (slope,) = torch.autograd.grad(act(z).sum(), z)
+    beta = U @ (v * (w @ slope))                                             # Stein's lemma
+    G = U.T @ U                                                              # (k, k) covariances
+    k = U.shape[1]
+    second = torch.zeros(k, k, dtype=torch.float64)
+    g1, g2 = x.detach()[:, None], x.detach()[None, :]
+    ww = w[:, None] * w[None, :]
+    for i in range(k):
+        for j in range(k):
+            a = torch.sqrt(G[i, i])
+            c = G[i, j] / a
+            e = torch.sqrt(torch.clamp(G[j, j] - c * c, min=0.0))
+            second[i, j] = (ww * act(a * g1) * act(c * g1 + e * g2)).sum()
+    Ey2 = v @ second @ v
+    loss = 0.5 * float(Ey2 - beta @ beta)
+    return beta.to(teacher.U.device), loss
+
+
+def best_linear_loss(teacher: Teacher) -> float:
+    """L_lin = (1/2)(E[y^2] - |E[x y]|^2), the best loss of any linear model (Chapter 7)."""
+    return best_linear_fit(teacher)[1]
+
+
+def zero_loss(teacher: Teacher) -> float:
+    """The loss of f = 0, (1/2) E[y^2], by the same quadrature (Chapter 7)."""
+    beta, lin = best_linear_fit(teacher)
+    return lin + 0.5 * float(beta @ beta)
+
+
+def relative_gap(a: Any, b: Any, axis: int | None = None) -> np.ndarray:
+    """rms(a - b) / rms(b) along ``axis`` (all axes but the first when None): the gap of a from b.
+
+    For recorded outputs of shape (T, n, K) this is the function gap at each recorded step; for two
+    loss curves of shape (T,) pass them as (T, 1) or use :func:`loss_gap`.
+    """
+    a = np.asarray(torch.as_tensor(a).detach().cpu(), dtype=float)
+    b = np.asarray(torch.as_tensor(b).detach().cpu(), dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"arguments `a`, `b`: expected equal shapes, got {a.shape} and {b.shape}")
+    axes = tuple(range(1, a.ndim)) if axis is None else axis
+    num = np.sqrt(np.mean((a - b) ** 2, axis=axes))
+    den = np.sqrt(np.mean(b ** 2, axis=axes))
+    return num / np.maximum(den, 1e-300)
+
+
+def loss_gap(loss_a: Any, loss_b: Any) -> np.ndarray:
+    """|L_a - L_b| / L_b at each recorded step (Chapter 7)."""
+    a, b = np.asarray(loss_a, dtype=float), np.asarray(loss_b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"arguments `loss_a`, `loss_b`: expected equal shapes, got {a.shape} and "
+                         f"{b.shape}")
+    return np.abs(a - b) / np.maximum(np.abs(b), 1e-300)
+
+
+def first_exceeding(steps: Any, gap: Any, threshold: float = 0.1) -> int | None:
+    """The first recorded step at which ``gap`` exceeds ``threshold`` (None if it never does)."""
+    steps, gap = np.asarray(steps), np.asarray(gap, dtype=float)
+    if steps.shape != gap.shape:
+        raise ValueError(f"arguments `steps`, `gap`: expected equal shapes, got {steps.shape} and "
+                         f"{gap.shape}")
+    above = np.nonzero(gap > threshold)[0]
+    return None if above.size == 0 else int(steps[above[0]])

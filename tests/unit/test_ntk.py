@@ -1,0 +1,49 @@
+"""The NTK of the general NQF and its drift with width (Chapter 7)."""
+
+import math
+
+import pytest
+import torch
+
+from nqf_mini import ntk
+from nqf_mini.dynamics import DivergenceError
+
+
+def test_ntk_matches_autograd_jacobian():
+    prob = ntk.scaled_nqf_problem(5, 0.5, 1.0, n=4, p=3, seed=2)
+    W = torch.randn(3, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    J = torch.autograd.functional.jacobian(lambda w: ntk.nqf_output(prob, w), W).flatten(1)
+    assert torch.allclose(ntk.nqf_ntk(prob, W), J @ J.T, atol=1e-12)
+
+
+def test_initial_ntk_is_width_independent():
+    t16 = ntk.nqf_ntk(ntk.scaled_nqf_problem(16, 1, 2), torch.zeros(6, 16))
+    t256 = ntk.nqf_ntk(ntk.scaled_nqf_problem(256, 1, 2), torch.zeros(6, 256))
+    assert torch.allclose(t16, t256, atol=1e-12)
+
+
+@pytest.mark.parametrize("alpha_A, alpha_B", [(1.0, 2.0), (0.5, 1.5), (0.0, 2.0), (1.0, 1.0)])
+def test_drift_exponent_matches_the_bound(alpha_A, alpha_B):
+    fit = ntk.drift_scaling(alpha_A, alpha_B, widths=(32, 128, 512), lr=0.02)
+    assert abs(fit.exponent - fit.predicted) < 0.06
+    assert fit.predicted == ntk.predicted_drift_exponent(alpha_A, alpha_B)
+
+
+def test_regimes():
+    assert ntk.ntk_regime(1, 2) == "lazy"
+    assert ntk.ntk_regime(0, 2) == "feature"
+    assert ntk.ntk_regime(1, 0.75) == "feature"
+    assert ntk.ntk_regime(1, 0.25) == "unclassified"
+    assert ntk.predicted_drift_exponent(1, 0.75) == 0.25
+
+
+def test_drift_errors():
+    prob = ntk.scaled_nqf_problem(16, 1, 2)
+    with pytest.raises(ValueError, match="`max_steps`"):
+        ntk.ntk_drift(prob, lr=1e-4, max_steps=5)
+    with pytest.raises(DivergenceError):
+        ntk.ntk_drift(prob, lr=1e3, max_steps=50)
+    with pytest.raises(ValueError, match="`loss_fraction`"):
+        ntk.ntk_drift(prob, loss_fraction=1.5)
+    with pytest.raises(ValueError, match="`alpha_A`"):
+        ntk.scaled_nqf_problem(16, math.nan, 1)
