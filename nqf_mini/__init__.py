@@ -51,7 +51,15 @@ from .symmetry import (
     zgz_violation,
 )
 
-from .networks import TwoLayerRun, train_two_layer, two_layer_init, two_layer_output
+from .networks import (
+    TwoLayerRun,
+    first_exceeding,
+    loss_gap,
+    relative_gap,
+    train_two_layer,
+    two_layer_init,
+    two_layer_output,
+)
 
 # Chapter 5 (sudden learning)
 from .ignition import (
@@ -112,7 +120,8 @@ _CHAPTER7_NAMES = [
 __version__ = "0.1.0"
 
 __all__ = [
-    "TwoLayerRun", "train_two_layer", "two_layer_init", "two_layer_output",
+    "TwoLayerRun", "first_exceeding", "loss_gap", "relative_gap", "train_two_layer", "two_layer_init",
+    "two_layer_output",
     "DivergenceError", "TrainingResult", "compress_data_subspace", "compress_rank", "isotropic_dataset",
     "isotropy_constant", "lift_weights", "logistic", "lotka_volterra", "mode_strengths", "psd_factor",
     "reduce_commuting", "riccati_closed_form", "simulate_M", "simulate_M_mu", "simulate_W",

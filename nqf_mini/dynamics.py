@@ -29,6 +29,8 @@ the M-space updates (:func:`simulate_M`, :func:`simulate_M_mu`). Scalar series (
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -352,6 +354,19 @@ def ntk_lambda_max(A: torch.Tensor, M: torch.Tensor, iters: int = 100) -> float:
             return 0.0
         v = Kv / lam
     return float(lam)
+
+
+def check_divergence(step: int, loss: float, initial: float, lr: float) -> None:
+    """Raise :class:`DivergenceError` if ``loss`` is non-finite or above 1e6 times ``initial``.
+
+    The check of the simulators that have no M-space kernel to estimate a stable step from (the
+    two-layer networks, the square network, the NTK-drift runs); it suggests lr / 4.
+    """
+    if math.isfinite(loss) and loss <= DIVERGENCE_FACTOR * max(initial, 1e-300):
+        return
+    raise DivergenceError(
+        f"training diverged at step {step}: loss {loss:.3g} (initial loss {initial:.3g}) with "
+        f"lr = {lr:g}. Try a smaller step, e.g. lr = {lr / 4:.3g}", step, lr, lr / 4)
 
 
 def _divergence(system: Any, state: State, step: int, value: float, initial: float, lr: float,

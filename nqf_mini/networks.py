@@ -24,7 +24,6 @@ than autograd for networks this small. Chapters 5-7 use this module.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -34,7 +33,7 @@ import torch
 from ._validate import as_tensor, require_positive, require_positive_int, require_shape
 from .activations import get_activation
 from .device import resolve_device
-from .dynamics import DIVERGENCE_FACTOR, DivergenceError, minibatches
+from .dynamics import check_divergence, minibatches
 
 MODELS = ("network", "nqf")
 OPTIMIZERS = ("sgd", "adam")
@@ -197,12 +196,6 @@ def _check_training(lr: float, steps: int, batch_size: int | None, n: int, optim
                          f"{batch_size!r}")
 
 
-def _diverged(step: int, value: float, initial: float, lr: float) -> DivergenceError:
-    return DivergenceError(
-        f"training diverged at step {step}: loss {value:.3g} (initial loss {initial:.3g}) with "
-        f"lr = {lr:g}. Try a smaller step, e.g. lr = {lr / 4:.3g}", step, lr, lr / 4)
-
-
 def train_two_layer(
     X: Any, Y: Any, U0: Any, V0: Any, *, lr: float, steps: int, activation: str = "tanh",
     model: str = "network", optimizer: str = "sgd", batch_size: int | None = None, seed: int = 0,
@@ -253,8 +246,7 @@ def train_two_layer(
             loss, F = _loss(act, model, U, V, X, Y)
             value = float(loss)
             initial = value if initial is None else initial
-            if not math.isfinite(value) or value > DIVERGENCE_FACTOR * max(initial, 1e-300):
-                raise _diverged(t, value, initial, lr)
+            check_divergence(t, value, initial, lr)
             rec["steps"].append(t), rec["loss"].append(value)
             if record_outputs:
                 rec["F"].append(F)
@@ -276,3 +268,40 @@ def train_two_layer(
     return TwoLayerRun(steps=np.asarray(rec["steps"], dtype=np.int64),
                        loss=np.asarray(rec["loss"], dtype=np.float64), outputs=stack("F"), U=U, V=V,
                        U_traj=stack("U"), V_traj=stack("V"), model=model, activation=act.name)
+
+
+# --- comparing two runs: the network and its NQF ----------------------------------------------------
+
+def relative_gap(a: Any, b: Any, axis: int | None = None) -> np.ndarray:
+    """rms(a - b) / rms(b) along ``axis`` (all axes but the first when None): the gap of a from b.
+
+    For recorded outputs of shape (T, n, K) this is the function gap at each recorded step; for two
+    loss curves of shape (T,) pass them as (T, 1) or use :func:`loss_gap`.
+    """
+    a = np.asarray(torch.as_tensor(a).detach().cpu(), dtype=float)
+    b = np.asarray(torch.as_tensor(b).detach().cpu(), dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"arguments `a`, `b`: expected equal shapes, got {a.shape} and {b.shape}")
+    axes = tuple(range(1, a.ndim)) if axis is None else axis
+    num = np.sqrt(np.mean((a - b) ** 2, axis=axes))
+    den = np.sqrt(np.mean(b ** 2, axis=axes))
+    return num / np.maximum(den, 1e-300)
+
+
+def loss_gap(loss_a: Any, loss_b: Any) -> np.ndarray:
+    """|L_a - L_b| / L_b at each recorded step: how far a network's loss is from its NQF's (Ch. 5, 7)."""
+    a, b = np.asarray(loss_a, dtype=float), np.asarray(loss_b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"arguments `loss_a`, `loss_b`: expected equal shapes, got {a.shape} and "
+                         f"{b.shape}")
+    return np.abs(a - b) / np.maximum(np.abs(b), 1e-300)
+
+
+def first_exceeding(steps: Any, gap: Any, threshold: float = 0.1) -> int | None:
+    """The first recorded step at which ``gap`` exceeds ``threshold`` (None if it never does)."""
+    steps, gap = np.asarray(steps), np.asarray(gap, dtype=float)
+    if steps.shape != gap.shape:
+        raise ValueError(f"arguments `steps`, `gap`: expected equal shapes, got {steps.shape} and "
+                         f"{gap.shape}")
+    above = np.nonzero(gap > threshold)[0]
+    return None if above.size == 0 else int(steps[above[0]])

@@ -28,7 +28,7 @@ import torch
 
 from ._validate import as_tensor, require_positive, require_positive_int
 from .device import resolve_device
-from .dynamics import DivergenceError
+from .dynamics import check_divergence
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,7 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
         r = nqf_output(problem, W) - problem.y
         loss = 0.5 * float(r.square().mean())
         loss0 = loss if loss0 is None else loss0
-        if not math.isfinite(loss) or loss > 1e6 * loss0:
-            raise DivergenceError(f"NTK drift run diverged at step {step} with lr = {lr:g}; try "
-                                  f"lr = {lr / 4:.3g}", step, lr, lr / 4)
+        check_divergence(step, loss, loss0, lr)
         if loss <= loss_fraction * loss0:
             drift = (nqf_ntk(problem, W) - theta0).norm() / theta0.norm()
             return NTKDrift(float(drift), lr * step, loss0, loss)

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ._validate import as_tensor
+from .networks import relative_gap, two_layer_output
 from .quadratic_form import Module, QuadraticExpansion, _cast, _check_output, quadratic_expansion
 
 DEFAULT_SCALES = tuple(np.geomspace(1e-3, 3e-2, 9))
@@ -48,6 +49,13 @@ class RemainderFit:
         return None if self.exact else int(round(self.slope))
 
 
+def _positive_scales(scales: Sequence[float]) -> np.ndarray:
+    s = np.asarray(scales, dtype=float)
+    if s.ndim != 1 or s.size < 2 or not np.all(s > 0):
+        raise ValueError(f"argument `scales`: expected at least two positive numbers, got {s!r}")
+    return s
+
+
 def remainder_curve(
     f: Module, x: Any, W: torch.Tensor, scales: Sequence[float] = DEFAULT_SCALES,
     expansion: QuadraticExpansion | None = None, *, drop_linear: bool = False,
@@ -59,9 +67,7 @@ def remainder_curve(
     units); ``drop_linear=True`` leaves the linear term g.mu out of the prediction.
     """
     W = as_tensor("W", W, ndim=2, dtype=torch.float64)
-    s = np.asarray(scales, dtype=float)
-    if s.ndim != 1 or s.size < 2 or not np.all(s > 0):
-        raise ValueError(f"argument `scales`: expected at least two positive numbers, got {s!r}")
+    s = _positive_scales(scales)
     exp = expansion or quadratic_expansion(f, x, W.shape[0], d, device=W.device)
     xs = _cast(x, torch.float64, W.device)
     rem, sig = [], []
@@ -95,8 +101,6 @@ def remainder_order(
 
 def _two_layer_pair(U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
                     activation: str) -> tuple[torch.Tensor, torch.Tensor]:
-    from .networks import two_layer_output
-
     return (two_layer_output(U, V, X, activation, "network"),
             two_layer_output(U, V, X, activation, "nqf"))
 
@@ -122,12 +126,9 @@ def trajectory_remainder(U_traj: Any, V_traj: Any, X: Any, activation: str = "ta
         raise ValueError(f"argument `V_traj`: expected {U_traj.shape[0]} recorded steps like "
                          f"`U_traj`, got shape {tuple(V_traj.shape)}")
     X = as_tensor("X", X, ndim=2, dtype=U_traj.dtype, device=U_traj.device)
-    out = []
     with torch.no_grad():
-        for U, V in zip(U_traj, V_traj):
-            F, Q = _two_layer_pair(U, V, X, activation)
-            out.append((F - Q).square().mean().sqrt() / F.square().mean().sqrt().clamp_min(1e-300))
-    return torch.stack(out).cpu().numpy()
+        F, Q = zip(*(_two_layer_pair(U, V, X, activation) for U, V in zip(U_traj, V_traj)))
+    return relative_gap(torch.stack(Q), torch.stack(F))            # rms |F - Q| / rms |F| per step
 
 
 @dataclass(frozen=True)
@@ -165,9 +166,7 @@ def scaled_remainder(U: Any, V: Any, X: Any, scales: Sequence[float],
     U = as_tensor("U", U, ndim=2, dtype=torch.float64)
     V = as_tensor("V", V, dtype=torch.float64, device=U.device)
     X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=U.device)
-    s = np.asarray(scales, dtype=float)
-    if s.ndim != 1 or s.size < 2 or not np.all(s > 0):
-        raise ValueError(f"argument `scales`: expected at least two positive numbers, got {s!r}")
+    s = _positive_scales(scales)
     rem, rel = [], []
     with torch.no_grad():
         for lam in s:

@@ -27,7 +27,7 @@ import torch
 
 from ._validate import as_tensor, require_finite, require_positive, require_positive_int
 from .device import resolve_device
-from .dynamics import DIVERGENCE_FACTOR, DivergenceError
+from .dynamics import check_divergence
 from .ignition import ignition_times, logistic_ignition_time
 
 _CHUNK_ELEMENTS = 1_000_000          # times x modes evaluated at once by logistic_loss_curve
@@ -357,10 +357,7 @@ def train_square_network(X: Any, y: Any, W0: Any, lr: float, steps: int, record_
         if step % record_every == 0 or step == steps:
             value = float(0.5 * r.square().mean())
             initial = value if initial is None else initial
-            if not math.isfinite(value) or value > DIVERGENCE_FACTOR * max(initial, 1e-300):
-                raise DivergenceError(f"training diverged at step {step}: loss {value:.3g} with "
-                                      f"lr = {lr:g}. Try a smaller step, e.g. lr = {lr / 4:.3g}",
-                                      step, lr, lr / 4)
+            check_divergence(step, value, initial, lr)
             rec_steps.append(step), rec_loss.append(value)
         if step == steps:
             break

@@ -157,38 +157,3 @@ def zero_loss(teacher: Teacher) -> float:
     """The loss of f = 0, (1/2) E[y^2], by the same quadrature (Chapter 7)."""
     beta, lin = best_linear_fit(teacher)
     return lin + 0.5 * float(beta @ beta)
-
-
-def relative_gap(a: Any, b: Any, axis: int | None = None) -> np.ndarray:
-    """rms(a - b) / rms(b) along ``axis`` (all axes but the first when None): the gap of a from b.
-
-    For recorded outputs of shape (T, n, K) this is the function gap at each recorded step; for two
-    loss curves of shape (T,) pass them as (T, 1) or use :func:`loss_gap`.
-    """
-    a = np.asarray(torch.as_tensor(a).detach().cpu(), dtype=float)
-    b = np.asarray(torch.as_tensor(b).detach().cpu(), dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"arguments `a`, `b`: expected equal shapes, got {a.shape} and {b.shape}")
-    axes = tuple(range(1, a.ndim)) if axis is None else axis
-    num = np.sqrt(np.mean((a - b) ** 2, axis=axes))
-    den = np.sqrt(np.mean(b ** 2, axis=axes))
-    return num / np.maximum(den, 1e-300)
-
-
-def loss_gap(loss_a: Any, loss_b: Any) -> np.ndarray:
-    """|L_a - L_b| / L_b at each recorded step (Chapter 7)."""
-    a, b = np.asarray(loss_a, dtype=float), np.asarray(loss_b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"arguments `loss_a`, `loss_b`: expected equal shapes, got {a.shape} and "
-                         f"{b.shape}")
-    return np.abs(a - b) / np.maximum(np.abs(b), 1e-300)
-
-
-def first_exceeding(steps: Any, gap: Any, threshold: float = 0.1) -> int | None:
-    """The first recorded step at which ``gap`` exceeds ``threshold`` (None if it never does)."""
-    steps, gap = np.asarray(steps), np.asarray(gap, dtype=float)
-    if steps.shape != gap.shape:
-        raise ValueError(f"arguments `steps`, `gap`: expected equal shapes, got {steps.shape} and "
-                         f"{gap.shape}")
-    above = np.nonzero(gap > threshold)[0]
-    return None if above.size == 0 else int(steps[above[0]])

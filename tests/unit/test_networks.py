@@ -8,6 +8,9 @@ from nqf_mini import make_architecture
 from nqf_mini.dynamics import DivergenceError, simulate_W
 from nqf_mini.networks import (
     _check_model,
+    first_exceeding,
+    loss_gap,
+    relative_gap,
     _gradients,
     _loss,
     train_two_layer,
@@ -172,3 +175,14 @@ def test_output_and_training_work_under_no_grad():
         out = two_layer_output(U0, V0, X, "gelu")
         run = train_two_layer(X, Y, U0, V0, lr=0.1, steps=10, activation="silu")
     assert out.shape == (24, 3) and np.array_equal(run.loss, ref.loss)
+
+
+def test_gaps_and_first_exceeding():
+    steps = np.array([0, 10, 20, 30])
+    assert first_exceeding(steps, [0.0, 0.05, 0.2, 0.5]) == 20
+    assert first_exceeding(steps, [0.0, 0.0, 0.0, 0.0]) is None
+    assert np.allclose(loss_gap([1.0, 2.0], [1.0, 1.0]), [0.0, 1.0])
+    a = torch.ones(2, 3, 1)
+    assert np.allclose(relative_gap(2 * a, a), [1.0, 1.0])
+    with pytest.raises(ValueError, match="equal shapes"):
+        relative_gap(a, a[:1])

@@ -1,6 +1,5 @@
 """The teacher-student helpers of Chapter 7: teacher, seeded stream, closed-form best linear loss."""
 
-import numpy as np
 import pytest
 import torch
 
@@ -57,17 +56,6 @@ def test_nqf_student_approaches_the_best_linear_loss():
     lin = ts.best_linear_loss(T)
     assert abs(run.loss[-1] - lin) < 0.1 * lin
     assert run.loss[0] > 2 * lin
-
-
-def test_gaps_and_first_exceeding():
-    steps = np.array([0, 10, 20, 30])
-    assert ts.first_exceeding(steps, [0.0, 0.05, 0.2, 0.5]) == 20
-    assert ts.first_exceeding(steps, [0.0, 0.0, 0.0, 0.0]) is None
-    assert np.allclose(ts.loss_gap([1.0, 2.0], [1.0, 1.0]), [0.0, 1.0])
-    a = torch.ones(2, 3, 1)
-    assert np.allclose(ts.relative_gap(2 * a, a), [1.0, 1.0])
-    with pytest.raises(ValueError, match="equal shapes"):
-        ts.relative_gap(a, a[:1])
 
 
 def test_validation_names_arguments():
