@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from _timing import best_time  # benchmarks/_timing.py (scripts run from this folder)
+from nqf_mini.course.timing import best_time
 from nqf_mini.dynamics import simulate_M, simulate_W
 from nqf_mini.lotka_volterra import logistic, lotka_volterra
 

@@ -14,9 +14,9 @@ import math
 
 import torch
 
-from _timing import best_time  # benchmarks/_timing.py (scripts run from this folder)
+from nqf_mini.course.timing import best_time
 from nqf_mini.lotka_volterra import logistic
-from nqf_mini.scaling import logistic_loss_curve, power_law_modes
+from nqf_mini.loss_curves import logistic_loss_curve, power_law_modes
 
 K, T, GOAL_S = 100_000, 1_000, 1.0
 

@@ -13,6 +13,7 @@ import time
 import torch
 
 import nqf_mini as nqf
+import nqf_mini.architectures
 
 
 def seconds(fn, repeats: int) -> float:

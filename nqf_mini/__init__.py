@@ -1,136 +1,110 @@
 """nqf_mini: the neural quadratic form, small enough to read, fast enough to teach with.
 
-The public names, in the order the course introduces them:
+The public names below are grouped by the chapter of the course that introduces them; the modules
+they come from are named after what they compute (e.g. :mod:`nqf_mini.lotka_volterra`), and each
+module has a few more specialised names. Coursework (self-checks, figure style, rounded printing)
+lives apart in :mod:`nqf_mini.course`, which ``import nqf_mini`` does not load.
 
-* Chapter 1: :func:`structure_matrix`, :func:`quadratic_expansion`, :class:`QuadraticExpansion`,
-  the symmetry checks and :func:`remainder_order`.
-* Chapter 2: :mod:`nqf_mini.architectures` (``make_architecture``, ``ARCHITECTURES``) and
-  :mod:`nqf_mini.commutativity` (commutators and common eigenbases of the data matrices).
-* Chapter 3: :mod:`nqf_mini.dynamics` (``simulate_W``, ``simulate_M``) and :mod:`nqf_mini.compression`.
-* Chapter 4: :mod:`nqf_mini.lotka_volterra` and :mod:`nqf_mini.riccati` (exactly solvable regimes).
-* Chapter 5: :mod:`nqf_mini.networks` (a two-layer network and its NQF trained side by side) and
-  :mod:`nqf_mini.ignition` (switch-on times of modes and their ln(1/eps) law).
-* Chapter 6: :mod:`nqf_mini.scaling` (closed-form loss curves, predicted exponents,
-  :func:`fit_power_law`) and :mod:`nqf_mini.spectral_data` (Fourier and orthonormal data).
-* Chapter 7: :mod:`nqf_mini.teacher_student`, :mod:`nqf_mini.ntk` (lazy versus feature learning),
-  trajectory remainders (:mod:`nqf_mini.remainder`) and near-commuting data
-  (:mod:`nqf_mini.commutativity`).
-* Throughout: :func:`default_device`, :mod:`nqf_mini.check` (exercise self-checks) and
-  :mod:`nqf_mini.plotting` (the figure style).
+Tensors and arrays, one rule for the whole package: functions that compute a mathematical object
+(a matrix, a trajectory, a closed-form curve, a set of times) take and return torch tensors, on the
+device of their inputs (or ``device=``, default :func:`default_device`). The records of a
+simulated run and measurements made on runs (loss histories, recorded steps, gaps between two runs,
+fits) are NumPy float64 arrays, ready to plot and print. "Never" (a mode that never ignites, a
+crossing that never happens) is ``math.inf`` in both; no function returns NaN. Python lists are
+read as float64. Bad input raises ``ValueError`` or ``TypeError`` naming the argument; a run that
+blows up raises :class:`DivergenceError` with a smaller step to try.
 """
 
-from . import architectures, check, plotting, report
-from . import _checks_ch4, _checks_ch5, _checks_ch6, _checks_ch7  # noqa: F401  (register self-checks)
-from .activations import ACTIVATIONS, Activation, get_activation
-from .architectures import ARCHITECTURES, make_architecture
+# Throughout
+from .device import default_device
+from .training import DivergenceError
+
+# Chapter 1: the neural quadratic form
 from .blocks import offdiag
-from .commutativity import (
-    CommonEigenbasis,
-    common_eigenbasis,
-    commutator_norm,
-    max_commutator,
-    pairwise_commutators,
-)
+from .quadratic_form import nqf_value, quadratic_expansion, structure_matrices, structure_matrix
+from .remainder import remainder_order
+from .symmetry import permutation_asymmetry, satisfies_zgz, zgz_violation
+
+# Chapter 2: the structure matrices of each architecture
+from .architectures import make_architecture
+from .commutativity import max_commutator
+from .networks import train_module
+
+# Chapter 3: training closes on M
 from .compression import compress_data_subspace, compress_rank, lift_weights, psd_factor
-from .device import default_device, describe_device
-from .dynamics import DivergenceError, TrainingResult, simulate_M, simulate_M_mu, simulate_W
-from .lotka_volterra import logistic, lotka_volterra, mode_strengths, reduce_commuting
-from .quadratic_form import (
-    QuadraticExpansion,
-    nqf_value,
-    quadratic_expansion,
-    structure_matrices,
-    structure_matrix,
+from .dynamics import simulate_M, simulate_M_mu, simulate_W
+
+# Chapter 4: the Lotka-Volterra reduction
+from .lotka_volterra import (
+    logistic, lotka_volterra, mode_strengths, nnls_end_state, reduce_commuting,
 )
-from .riccati import isotropic_dataset, isotropy_constant, riccati_closed_form, single_sample_solution
-from .remainder import RemainderFit, remainder_curve, remainder_order
-from .symmetry import (
-    is_permutation_symmetric,
-    permutation_asymmetry,
-    satisfies_zgz,
-    zgz_violation,
+from .piecewise_linear import piecewise_linear_limit
+from .riccati import (
+    isotropic_dataset, isotropy_constant, riccati_closed_form, single_sample_solution,
 )
 
-from .networks import (
-    TwoLayerRun,
-    first_exceeding,
-    loss_gap,
-    relative_gap,
-    train_two_layer,
-    two_layer_init,
-    two_layer_output,
-)
-
-# Chapter 5 (sudden learning)
+# Chapter 5: sudden learning
+from .agreement import first_exceeding, loss_gap, relative_gap
 from .ignition import (
-    IgnitionFit,
-    crossing_times,
-    ignition_slope,
-    ignition_times,
-    limit_ignition_slopes,
-    logistic_ignition_time,
-    mode_fractions,
-    predicted_ignition_time,
+    crossing_times, ignition_slope, ignition_times, logistic_ignition_time, mode_fractions,
 )
-from .lotka_volterra import nnls_end_state, piecewise_linear_limit   # Chapter 4 helpers, used in 5
+from .networks import train_two_layer, two_layer_init, two_layer_output
+from .piecewise_linear import limit_ignition_slopes
+from .remainder import trajectory_remainder
 
-_CHAPTER5_NAMES = [
-    "IgnitionFit", "crossing_times", "ignition_slope", "ignition_times", "limit_ignition_slopes",
-    "logistic_ignition_time", "mode_fractions", "nnls_end_state", "piecewise_linear_limit",
-    "predicted_ignition_time",
-]
-
-# Chapter 6 (scaling laws)
-from . import scaling, spectral_data
-from .scaling import (
-    PowerLawFit, RankOneCurve, feature_exponent, feature_wise_curve, fit_power_law, fourier_exponent,
-    half_capacity_times, half_times, hurwitz_tail, ignition_front, ignition_window,
-    logistic_loss_curve, nonproportional_exponent, power_law_modes, rank_one_curve, rank_one_exponent,
-    sample_exponent, sample_wise_curve, train_square_network,
+# Chapter 6: scaling laws
+from .exponents import (
+    feature_exponent, fourier_exponent, nonproportional_exponent, rank_one_exponent,
+    sample_exponent,
 )
-from .spectral_data import (
-    FourierData, OrthonormalSamples, fourier_basis, fourier_features, orthonormal_samples,
-    proportional_init,
+from .loss_curves import (
+    feature_wise_curve, hurwitz_tail, ignition_window, logistic_loss_curve, power_law_modes,
+    sample_wise_curve,
 )
+from .networks import train_square_network
+from .power_law_fit import fit_power_law
+from .rank_one import rank_one_curve
+from .spectral_data import fourier_features, fourier_modes, orthonormal_samples, proportional_init
 
-_CHAPTER6_NAMES = [
-    "scaling", "spectral_data", "PowerLawFit", "RankOneCurve", "feature_exponent",
-    "feature_wise_curve", "fit_power_law", "fourier_exponent", "half_times", "hurwitz_tail",
-    "ignition_front", "half_capacity_times", "ignition_window", "logistic_loss_curve",
-    "nonproportional_exponent", "power_law_modes", "rank_one_curve", "rank_one_exponent",
-    "sample_exponent", "sample_wise_curve", "train_square_network", "FourierData",
-    "OrthonormalSamples", "fourier_basis", "fourier_features", "orthonormal_samples",
-    "proportional_init",
-]
+# Chapter 7: where the NQF breaks
+from .commutativity import nearest_commuting, perturb_commuting
+from .ntk import drift_scaling, ntk_drift, ntk_regime, scaled_nqf_problem
+from .remainder import scaled_remainder
+from .teacher_student import best_linear_fit, make_teacher, online_stream
 
-# Chapter 7 (where the NQF breaks)
-from . import ntk, teacher_student
-from .commutativity import joint_diagonalizer, nearest_commuting, perturb_commuting
-from .ntk import drift_scaling, nqf_ntk, ntk_drift, ntk_regime, scaled_nqf_problem
-from .remainder import ScaledRemainder, scaled_remainder, trajectory_remainder
-from .teacher_student import best_linear_fit, best_linear_loss, make_teacher, online_stream
-
-_CHAPTER7_NAMES = [
-    "ntk", "teacher_student", "joint_diagonalizer", "nearest_commuting", "perturb_commuting",
-    "drift_scaling", "nqf_ntk", "ntk_drift", "ntk_regime", "scaled_nqf_problem", "ScaledRemainder",
-    "scaled_remainder", "trajectory_remainder", "best_linear_fit", "best_linear_loss", "make_teacher",
-    "online_stream",
-]
-
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
-    "TwoLayerRun", "first_exceeding", "loss_gap", "relative_gap", "train_two_layer", "two_layer_init",
-    "two_layer_output",
-    "DivergenceError", "TrainingResult", "compress_data_subspace", "compress_rank", "isotropic_dataset",
-    "isotropy_constant", "lift_weights", "logistic", "lotka_volterra", "mode_strengths", "psd_factor",
-    "reduce_commuting", "riccati_closed_form", "simulate_M", "simulate_M_mu", "simulate_W",
+    # throughout
+    "default_device", "DivergenceError",
+    # Chapter 1
+    "structure_matrix", "structure_matrices", "quadratic_expansion", "nqf_value", "offdiag",
+    "permutation_asymmetry", "zgz_violation", "satisfies_zgz", "remainder_order",
+    # Chapter 2
+    "make_architecture", "max_commutator", "train_module",
+    # Chapter 3
+    "simulate_W", "simulate_M", "simulate_M_mu", "compress_rank", "lift_weights", "psd_factor",
+    "compress_data_subspace",
+    # Chapter 4
+    "lotka_volterra", "logistic", "reduce_commuting", "mode_strengths", "nnls_end_state",
+    "piecewise_linear_limit", "isotropy_constant", "isotropic_dataset", "riccati_closed_form",
     "single_sample_solution",
-    "ACTIVATIONS", "ARCHITECTURES", "Activation", "CommonEigenbasis", "common_eigenbasis",
-    "commutator_norm", "max_commutator", "pairwise_commutators", "QuadraticExpansion", "RemainderFit",
-    "architectures", "check", "default_device", "describe_device", "get_activation",
-    "is_permutation_symmetric", "make_architecture", "nqf_value", "offdiag", "permutation_asymmetry",
-    "plotting", "quadratic_expansion", "report", "remainder_curve", "remainder_order", "satisfies_zgz",
-    "structure_matrices", "structure_matrix", "zgz_violation",
-    *_CHAPTER5_NAMES, *_CHAPTER6_NAMES, *_CHAPTER7_NAMES,
+    # Chapter 5
+    "two_layer_init", "two_layer_output", "train_two_layer", "crossing_times", "ignition_times",
+    "logistic_ignition_time", "ignition_slope", "limit_ignition_slopes", "mode_fractions",
+    "loss_gap", "relative_gap", "first_exceeding", "trajectory_remainder",
+    # Chapter 6
+    "feature_exponent", "sample_exponent", "fourier_exponent", "rank_one_exponent",
+    "nonproportional_exponent", "logistic_loss_curve", "hurwitz_tail", "power_law_modes",
+    "feature_wise_curve", "sample_wise_curve", "ignition_window", "fit_power_law",
+    "rank_one_curve", "fourier_features", "fourier_modes", "orthonormal_samples",
+    "proportional_init", "train_square_network",
+    # Chapter 7
+    "make_teacher", "online_stream", "best_linear_fit", "scaled_nqf_problem", "ntk_drift",
+    "drift_scaling", "ntk_regime", "perturb_commuting", "nearest_commuting", "scaled_remainder",
 ]
+
+
+def __dir__() -> list[str]:
+    """What tab completion offers: the public names, not the submodules."""
+    return sorted(__all__ + ["__version__"])

@@ -1,23 +1,60 @@
-"""Argument checking shared by the whole package.
+"""Argument checking shared by the whole package: one validator per kind of quantity.
 
-Every public function of ``nqf_mini`` validates its inputs with these helpers so that a bad call
-fails at once with a message that names the argument, says what was expected and what was given.
-Shape and value problems raise ``ValueError``; wrong kinds of object or dtypes raise ``TypeError``.
+Every public function of ``nqf_mini`` validates its inputs at the boundary with these helpers, so
+that a bad call fails at once with a message that names the argument, says what was expected and
+what was given. Wrong kinds of object (strings, complex numbers, booleans where a number is meant)
+raise ``TypeError``; bad values and shapes raise ``ValueError``. Tensors are refused when they hold
+NaN or inf (unless the caller says inf is meaningful) or are empty. Python lists and tuples of
+numbers become float64 tensors.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A short description of a value for an error message."""
     if isinstance(value, torch.Tensor):
         return f"a tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
     return f"{type(value).__name__} {value!r}"[:120]
+
+
+def require_dtype(dtype: Any) -> torch.dtype:
+    """``dtype`` must be torch.float32 or torch.float64."""
+    if dtype not in FLOAT_DTYPES:
+        raise TypeError(f"argument `dtype`: expected torch.float32 or torch.float64, got {dtype}")
+    return dtype
+
+
+def _to_tensor(name: str, value: Any) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"argument `{name}`: expected a tensor or array of numbers, "
+                        f"got {describe(value)}")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise TypeError(f"argument `{name}`: expected a tensor or array of numbers, "
+                        f"got {describe(value)}") from exc
+    if arr.dtype.kind == "c":
+        raise TypeError(f"argument `{name}`: expected real numbers, got complex values")
+    if arr.dtype.kind == "b":
+        raise TypeError(f"argument `{name}`: expected numbers, got booleans {describe(value)}")
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"argument `{name}`: expected a tensor or array of numbers, "
+                        f"got {describe(value)}")
+    if arr.dtype.kind != "f" or not isinstance(value, np.ndarray):
+        arr = arr.astype(np.float64)          # lists, tuples and integers: float64
+    return torch.tensor(arr)                  # a copy: the caller's array is never aliased
 
 
 def as_tensor(
@@ -27,30 +64,39 @@ def as_tensor(
     ndim: int | None = None,
     dtype: torch.dtype | None = None,
     device: torch.device | str | None = None,
+    finite: bool = True,
+    nonempty: bool = True,
 ) -> torch.Tensor:
-    """Convert ``value`` to a floating tensor, checking its number of dimensions.
+    """Convert ``value`` to a real floating tensor and check it.
 
-    Integer and boolean inputs are promoted to ``dtype`` (float64 when ``dtype`` is None); complex
-    inputs are refused.
+    Tensors and NumPy arrays keep a float32 / float64 dtype (other dtypes become float64); lists,
+    tuples and scalars become float64; ``dtype`` overrides both. Complex values, strings and
+    objects that are not numbers are refused, and so are NaN and inf (``finite=False`` allows
+    them) and empty tensors (``nonempty=False`` allows them).
     """
-    if isinstance(value, torch.Tensor):
-        tensor = value
-    else:
-        try:
-            tensor = torch.as_tensor(value)
-        except (TypeError, ValueError, RuntimeError) as exc:
-            raise TypeError(f"argument `{name}`: expected a tensor or array of numbers, "
-                            f"got {_describe(value)}") from exc
+    tensor = _to_tensor(name, value)
     if tensor.is_complex():
         raise TypeError(f"argument `{name}`: expected a real tensor, got dtype {tensor.dtype}")
-    if dtype is not None and dtype not in FLOAT_DTYPES:
-        raise TypeError(f"argument `dtype`: expected torch.float32 or torch.float64, got {dtype}")
+    if dtype is not None:
+        require_dtype(dtype)
     target = dtype or (tensor.dtype if tensor.dtype in FLOAT_DTYPES else torch.float64)
     tensor = tensor.to(dtype=target, device=device if device is not None else tensor.device)
     if ndim is not None and tensor.ndim != ndim:
         raise ValueError(f"argument `{name}`: expected a {ndim}-D tensor, "
                          f"got shape {tuple(tensor.shape)}")
+    if nonempty and tensor.numel() == 0:
+        raise ValueError(f"argument `{name}`: expected a non-empty tensor, "
+                         f"got shape {tuple(tensor.shape)}")
+    if finite:
+        require_finite(name, tensor)
     return tensor
+
+
+def require_finite(name: str, tensor: torch.Tensor) -> None:
+    """Refuse NaN and inf entries."""
+    if not bool(torch.isfinite(tensor).all()):
+        bad = "NaN" if bool(torch.isnan(tensor).any()) else "inf"
+        raise ValueError(f"argument `{name}`: expected finite values, got {bad}")
 
 
 def require_shape(name: str, tensor: torch.Tensor, shape: Sequence[int | None]) -> None:
@@ -61,27 +107,125 @@ def require_shape(name: str, tensor: torch.Tensor, shape: Sequence[int | None]) 
         raise ValueError(f"argument `{name}`: expected shape {want}, got {tuple(tensor.shape)}")
 
 
+# --- scalars -------------------------------------------------------------------------------------
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 def require_positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"argument `{name}`: expected an integer >= {minimum}, got {_describe(value)}")
+    """An integer >= ``minimum`` (booleans and floats are refused)."""
+    if not _is_int(value):
+        raise TypeError(f"argument `{name}`: expected an integer >= {minimum}, "
+                        f"got {describe(value)}")
     if value < minimum:
         raise ValueError(f"argument `{name}`: expected an integer >= {minimum}, got {value}")
-    return value
+    return int(value)
 
 
-def require_positive(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"argument `{name}`: expected a positive number, got {_describe(value)}")
-    if not value > 0 or value != value or value == float("inf"):
-        raise ValueError(f"argument `{name}`: expected a finite number > 0, got {value}")
+def require_seed(name: str, value: Any) -> int:
+    """A seed: any integer."""
+    if not _is_int(value):
+        raise TypeError(f"argument `{name}`: expected an integer seed, got {describe(value)}")
+    return int(value)
+
+
+def require_real(name: str, value: Any) -> float:
+    """A finite real number."""
+    if not _is_real(value):
+        raise TypeError(f"argument `{name}`: expected a number, got {describe(value)}")
+    if not math.isfinite(value):
+        raise ValueError(f"argument `{name}`: expected a finite number, got {value}")
     return float(value)
 
 
+def require_positive(name: str, value: Any) -> float:
+    """A finite number > 0."""
+    value = require_real(name, value)
+    if not value > 0:
+        raise ValueError(f"argument `{name}`: expected a finite number > 0, got {value}")
+    return value
+
+
+def require_nonnegative(name: str, value: Any) -> float:
+    """A finite number >= 0."""
+    value = require_real(name, value)
+    if value < 0:
+        raise ValueError(f"argument `{name}`: expected a finite number >= 0, got {value}")
+    return value
+
+
+def require_in_open_interval(name: str, value: Any, low: float, high: float,
+                             why: str = "") -> float:
+    """A number in (low, high); ``why`` is appended to the message."""
+    value = require_real(name, value)
+    if not low < value < high:
+        raise ValueError(f"argument `{name}`: expected a number in ({low:g}, {high:g}){why}, "
+                         f"got {value}")
+    return value
+
+
+def require_fraction(name: str, value: Any) -> float:
+    """A fraction strictly between 0 and 1."""
+    return require_in_open_interval(name, value, 0.0, 1.0)
+
+
+def require_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """One of the strings ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"argument `{name}`: expected one of {list(choices)}, got {value!r}")
+    return value
+
+
+def require_callable(name: str, value: Any, signature: str) -> None:
+    """A callable, e.g. the module ``f(W, x)``."""
+    if not callable(value):
+        raise TypeError(f"argument `{name}`: expected a function {signature}, "
+                        f"got {describe(value)}")
+
+
+# --- tensors with a meaning ------------------------------------------------------------------------
+
+def require_positive_entries(name: str, tensor: torch.Tensor, strict: bool = True) -> None:
+    """Entries > 0 (``strict``) or >= 0."""
+    bad = (tensor <= 0) if strict else (tensor < 0)
+    if bool(bad.any()):
+        sign = ">" if strict else ">="
+        raise ValueError(f"argument `{name}`: expected entries {sign} 0, got minimum "
+                         f"{tensor.min().item():.3g}")
+
+
+def require_time_grid(
+    name: str, t: Any, *, dtype: torch.dtype | None = None,
+    device: torch.device | str | None = None, nonnegative: bool = True,
+) -> torch.Tensor:
+    """A non-empty 1-D grid of strictly increasing finite times (a scalar becomes one time).
+
+    ``nonnegative`` requires t >= 0 (times measured from the start of training).
+    """
+    t = as_tensor(name, t, dtype=dtype, device=device)
+    t = t.reshape(1) if t.ndim == 0 else t
+    if t.ndim != 1:
+        raise ValueError(f"argument `{name}`: expected a 1-D tensor of times, "
+                         f"got shape {tuple(t.shape)}")
+    if t.numel() > 1 and not bool((t[1:] > t[:-1]).all()):
+        raise ValueError(f"argument `{name}`: expected strictly increasing times, "
+                         f"got {t.tolist()[:6]}...")
+    if nonnegative and bool(t[0] < 0):
+        raise ValueError(f"argument `{name}`: expected times >= 0, got {t[0].item():.3g}")
+    return t
+
+
 def require_symmetric(name: str, tensor: torch.Tensor, rtol: float = 1e-6) -> None:
-    """Check that the last two dimensions of ``tensor`` form symmetric matrices."""
+    """Symmetric matrices in the last two dimensions (finite; relative tolerance ``rtol``)."""
     if tensor.ndim < 2 or tensor.shape[-1] != tensor.shape[-2]:
         raise ValueError(f"argument `{name}`: expected square matrices in the last two dimensions, "
                          f"got shape {tuple(tensor.shape)}")
+    require_finite(name, tensor)
     gap = (tensor - tensor.transpose(-1, -2)).abs().max().item() if tensor.numel() else 0.0
     scale = max(tensor.abs().max().item() if tensor.numel() else 0.0, 1e-300)
     if gap > rtol * scale:
@@ -89,16 +233,31 @@ def require_symmetric(name: str, tensor: torch.Tensor, rtol: float = 1e-6) -> No
                          f"got max |X - X^T| = {gap:.3g} (relative {gap / scale:.3g})")
 
 
-def require_psd(name: str, tensor: torch.Tensor, rtol: float = 1e-8) -> None:
-    """Check that ``tensor`` is a symmetric positive semi-definite matrix."""
+def require_symmetric_stack(name: str, tensor: torch.Tensor) -> None:
+    """A stack (n, p, p) of symmetric matrices."""
+    if tensor.ndim != 3:
+        raise ValueError(f"argument `{name}`: expected a stack of matrices (n, p, p), "
+                         f"got shape {tuple(tensor.shape)}")
     require_symmetric(name, tensor)
-    eig_min = torch.linalg.eigvalsh(tensor).min().item()
+
+
+def require_psd(name: str, tensor: torch.Tensor, rtol: float = 1e-8) -> None:
+    """A symmetric positive semi-definite matrix."""
+    require_symmetric(name, tensor)
+    eig_min = torch.linalg.eigvalsh((tensor + tensor.transpose(-1, -2)) / 2).min().item()
     scale = max(tensor.abs().max().item(), 1e-300)
     if eig_min < -rtol * scale:
         raise ValueError(f"argument `{name}`: expected a positive semi-definite matrix, "
                          f"got smallest eigenvalue {eig_min:.3g}")
 
 
-def require_finite(name: str, tensor: torch.Tensor) -> None:
-    if not torch.isfinite(tensor).all():
-        raise ValueError(f"argument `{name}`: expected finite values, got NaN or inf")
+def require_same_shape(names: str, a: Any, b: Any) -> None:
+    """Two arrays of equal shape; ``names`` is e.g. "`a`, `b`"."""
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"arguments {names}: expected equal shapes, got {tuple(a.shape)} and "
+                         f"{tuple(b.shape)}")
+
+
+def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    """A float64 NumPy copy on the CPU (the package's type for recorded series)."""
+    return tensor.detach().to("cpu", torch.float64).numpy()

@@ -61,11 +61,14 @@ ACTIVATIONS: dict[str, Activation] = {
 }
 
 
-def get_activation(phi: str | Activation) -> Activation:
-    """Look up an activation by name (``'tanh'``, ``'silu'``, ...) or pass an :class:`Activation`."""
+def get_activation(phi: str | Activation, name: str = "phi") -> Activation:
+    """Look up an activation by name (``'tanh'``, ``'silu'``, ...) or pass an :class:`Activation`.
+
+    ``name`` is the argument that carried it, for the error message.
+    """
     if isinstance(phi, Activation):
         return phi
     if isinstance(phi, str) and phi in ACTIVATIONS:
         return ACTIVATIONS[phi]
-    raise ValueError(f"argument `phi`: expected one of {sorted(ACTIVATIONS)} or an Activation, "
+    raise ValueError(f"argument `{name}`: expected one of {sorted(ACTIVATIONS)} or an Activation, "
                      f"got {phi!r}")

@@ -17,13 +17,14 @@ c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from ._validate import as_tensor
+from ._validate import (
+    as_tensor, require_nonnegative, require_positive, require_positive_int, require_seed,
+)
 
 
 def commutator_norm(A1: torch.Tensor, A2: torch.Tensor) -> float:
@@ -94,7 +95,7 @@ def common_eigenbasis(As: torch.Tensor, seed: int = 0) -> CommonEigenbasis:
     if As.shape[1] != As.shape[2]:
         raise ValueError(f"argument `As`: expected a stack of square matrices (n, p, p), "
                          f"got shape {tuple(As.shape)}")
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
     c = torch.randn(As.shape[0], generator=gen, dtype=torch.float64).to(As)
     _, E = torch.linalg.eigh(torch.einsum("n,npq->pq", c, As))
     D = E.T @ As @ E                                             # (n, p, p)
@@ -125,11 +126,9 @@ def perturb_commuting(E: Any, a: Any, t: float, seed: int = 0) -> torch.Tensor:
     if E.shape[0] != E.shape[1] or a.shape[1] != E.shape[0]:
         raise ValueError(f"arguments `E`, `a`: expected E (p, p) and a (n, p), got "
                          f"{tuple(E.shape)} and {tuple(a.shape)}")
-    t = float(t)
-    if not (t >= 0 and math.isfinite(t)):
-        raise ValueError(f"argument `t`: expected a finite number >= 0, got {t!r}")
+    t = require_nonnegative("t", t)
     n, p = a.shape
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
     S = torch.randn(n, p, p, generator=gen, dtype=torch.float64).to(E)
     S = (S + S.transpose(1, 2)) / 2
     S = S / S.flatten(1).norm(dim=1)[:, None, None]
@@ -150,11 +149,12 @@ def joint_diagonalizer(As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e
     eigenbasis; otherwise it returns a local optimum, the best basis for a Lotka-Volterra description.
     """
     As = as_tensor("As", As, ndim=3)
+    sweeps, tol = require_positive_int("sweeps", sweeps), require_positive("tol", tol)
     E = common_eigenbasis(As, seed=seed).E.clone()
     D = E.T @ As @ E
     p = As.shape[1]
     total = As.square().sum().clamp_min(1e-300)
-    for _ in range(int(sweeps)):
+    for _ in range(sweeps):
         before = _off_norm(D)
         for i in range(p - 1):
             for j in range(i + 1, p):

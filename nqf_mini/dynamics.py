@@ -23,46 +23,26 @@ and the flow dM/dt = -2 (G M + M G) - (mu h^T + h mu^T), dmu/dt = -2 G mu - d h:
 (M, mu) for a given width d.
 
 Weight space (:func:`simulate_W`) takes its gradients from autograd, so it is an independent check of
-the M-space updates (:func:`simulate_M`, :func:`simulate_M_mu`). Scalar series (``loss``, ``steps``,
-``times``) come back as NumPy arrays for plotting; states stay tensors on the compute device.
+the M-space updates (:func:`simulate_M`, :func:`simulate_M_mu`). All three run on the training loop
+of :mod:`nqf_mini.training`.
 """
 
 from __future__ import annotations
 
-import math
-
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
 from ._validate import (
-    FLOAT_DTYPES, as_tensor, require_positive, require_positive_int, require_psd, require_shape,
-    require_symmetric,
+    as_tensor, require_dtype, require_positive_int, require_psd, require_shape,
+    require_symmetric_stack,
 )
 from .device import resolve_device
+from .training import State, WeightSpace, make_optimizer, minibatches, record_points, train
 
-State = tuple  # a tuple of tensors: (M,), (M, mu), (W,) or (W, m, v) for Adam
-METHODS = ("gd", "flow")
-OPTIMIZERS = ("sgd", "adam")
-DIVERGENCE_FACTOR = 1e6     # loss above this multiple of the initial loss counts as divergence
-_CHECK_EVERY = 64           # steps between divergence checks (one host sync each)
 _RK4_STABLE = 2.785         # RK4 is stable for h * lambda in (-2.785, 0] on the real axis
-
-
-class DivergenceError(ValueError):
-    """Training blew up: the loss became non-finite or exceeded 1e6 times its initial value.
-
-    Attributes:
-        step: the first step at which the loss was bad.
-        lr: the learning rate (or flow time step) used.
-        suggested_lr: a smaller value to try (at most lr / 4; see the message for the estimate).
-    """
-
-    def __init__(self, message: str, step: int, lr: float, suggested_lr: float):
-        super().__init__(message)
-        self.step, self.lr, self.suggested_lr = step, lr, suggested_lr
 
 
 @dataclass(frozen=True)
@@ -70,11 +50,11 @@ class TrainingResult:
     """What :func:`simulate_W`, :func:`simulate_M` and :func:`simulate_M_mu` return.
 
     Attributes:
-        loss: full-data loss L at steps 0, 1, ..., steps (NumPy float64, shape (steps + 1,)).
+        loss: full-data loss L at steps 0, 1, ..., (NumPy float64, one entry per step taken + 1).
         M: final M = W W^T, shape (p, p).
         W: final weights, shape (p, d) (weight space only, else None).
         mu: final mu = W 1, shape (p,) (general form only, else None).
-        steps: recorded step indices 0, k, 2k, ... and the last step (NumPy int, (T,)), or None.
+        steps: recorded step indices (NumPy int, (T,)), or None.
         times: continuous time lr * steps (NumPy float64, (T,)), or None.
         f: predictions at the recorded steps, shape (T, n), or None.
         M_traj: M at the recorded steps, shape (T, p, p), or None.
@@ -122,6 +102,10 @@ class _Data:
             f = f + torch.einsum("npq,p,q->n", self.B, mu, mu)
         return f
 
+    def loss(self, f: torch.Tensor) -> torch.Tensor:
+        """L = |f - y|^2 / 2n, a 0-d tensor."""
+        return torch.dist(f, self.y).square() * (0.5 / self.n)
+
     def gradient_parts(self, r: torch.Tensor, idx: torch.Tensor | None,
                        mu: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """G = mean_batch r_mu A_mu (p, p) and h = mean_batch r_mu (g_mu + 2 B_mu mu) (p,)."""
@@ -142,106 +126,67 @@ class _Data:
         return G, h
 
 
-def _resolve(A: Any, device: torch.device | str | None, dtype: torch.dtype) -> torch.device:
-    if dtype not in FLOAT_DTYPES:
-        raise TypeError(f"argument `dtype`: expected torch.float32 or torch.float64, got {dtype}")
-    if device is None and isinstance(A, torch.Tensor):
-        return A.device
-    return resolve_device(device)
-
-
 def _prepare(A: Any, y: Any, f0: Any, g: Any, B: Any, dtype: torch.dtype,
-             device: torch.device) -> _Data:
-    A = as_tensor("A", A, ndim=3, dtype=dtype, device=device)
-    require_symmetric("A", A)
+             device: torch.device | str | None) -> _Data:
+    require_dtype(dtype)
+    if device is None and isinstance(A, torch.Tensor):
+        device = A.device
+    dev = resolve_device(device)
+    A = as_tensor("A", A, dtype=dtype, device=dev)
+    require_symmetric_stack("A", A)
     n, p = A.shape[0], A.shape[1]
-    y = as_tensor("y", y, ndim=1, dtype=dtype, device=device)
+    y = as_tensor("y", y, ndim=1, dtype=dtype, device=dev)
     require_shape("y", y, (n,))
-    f0 = as_tensor("f0", f0, dtype=dtype, device=device)
+    f0 = as_tensor("f0", f0, dtype=dtype, device=dev)
     if f0.ndim == 0:
         f0 = f0.expand(n).clone()
     require_shape("f0", f0, (n,))
     if g is not None:
-        g = as_tensor("g", g, ndim=2, dtype=dtype, device=device)
+        g = as_tensor("g", g, ndim=2, dtype=dtype, device=dev)
         require_shape("g", g, (n, p))
     if B is not None:
-        B = as_tensor("B", B, ndim=3, dtype=dtype, device=device)
+        B = as_tensor("B", B, dtype=dtype, device=dev)
         require_shape("B", B, (n, p, p))
-        require_symmetric("B", B)
+        require_symmetric_stack("B", B)
         B = (B + B.transpose(1, 2)) / 2
     A = (A + A.transpose(1, 2)) / 2                      # exact: Tr[M A] only sees the symmetric part
     return _Data(A=A, A_flat=A.reshape(n, p * p).contiguous(), y=y, f0=f0, g=g, B=B)
 
 
-def _check_options(n: int, lr: float, steps: int, batch_size: int | None, method: str,
-                   optimizer: str, record_every: int | None) -> None:
-    require_positive("lr", lr)
-    require_positive_int("steps", steps)
-    if method not in METHODS:
-        raise ValueError(f"argument `method`: expected one of {METHODS}, got {method!r}")
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"argument `optimizer`: expected one of {OPTIMIZERS}, got {optimizer!r}")
-    if method == "flow" and optimizer != "sgd":
-        raise ValueError(f"argument `optimizer`: method='flow' is plain gradient flow, "
-                         f"got optimizer={optimizer!r}")
-    if batch_size is not None:
-        require_positive_int("batch_size", batch_size)
-        if batch_size > n:
-            raise ValueError(f"argument `batch_size`: expected an integer between 1 and n = {n}, "
-                             f"got {batch_size}")
-        if method == "flow":
-            raise ValueError("argument `batch_size`: method='flow' uses the full batch, "
-                             f"expected None, got {batch_size}")
-    if record_every is not None:
-        require_positive_int("record_every", record_every)
+def _batches(data: _Data, batch_size: int | None, steps: int, seed: int,
+             method: str) -> torch.Tensor | None:
+    if batch_size is not None and method == "flow":
+        raise ValueError("argument `batch_size`: method='flow' uses the full batch, "
+                         f"expected None, got {batch_size}")
+    batches = minibatches(data.n, batch_size, steps, seed)
+    return None if batches is None else batches.to(data.A.device)
 
 
-def minibatches(n: int, batch_size: int | None, steps: int, seed: int = 0) -> torch.Tensor | None:
-    """The minibatch index sequence used by every simulator, shape (steps, batch_size).
-
-    Sampling is without replacement within an epoch: each epoch is a fresh permutation of the n
-    samples (from a ``torch.Generator`` seeded with ``seed``, on the CPU, so every device sees the
-    same batches) cut into floor(n / batch_size) batches; the last n mod batch_size samples of each
-    permutation are skipped. ``batch_size=None`` (full batch) returns None.
-    """
-    if batch_size is None:
-        return None
-    per_epoch = n // batch_size
-    epochs = -(-steps // per_epoch)
-    gen = torch.Generator().manual_seed(int(seed))
-    perms = torch.rand(epochs, n, generator=gen, dtype=torch.float64).argsort(dim=1)  # (epochs, n)
-    return perms[:, :per_epoch * batch_size].reshape(-1, batch_size)[:steps]
-
-
-# --- ODE step shared with the Lotka-Volterra solvers -----------------------------------------------
-
-def _axpy(state: State, h: float, rate: State) -> State:
-    return tuple(x + h * k for x, k in zip(state, rate))
-
-
-def rk4_step(rhs: Callable[[State], State], state: State, h: float, k1: State | None = None) -> State:
-    """One classical Runge-Kutta step (order 4) for a state that is a tuple of tensors.
-
-    ``k1`` may be passed when rhs(state) is already known.
-    """
-    k1 = rhs(state) if k1 is None else k1
-    k2 = rhs(_axpy(state, h / 2, k1))
-    k3 = rhs(_axpy(state, h / 2, k2))
-    k4 = rhs(_axpy(state, h, k3))
-    return tuple(x + (h / 6) * (a + 2 * b + 2 * c + e) for x, a, b, c, e in zip(state, k1, k2, k3, k4))
-
-
-# --- the systems: one step of each method ------------------------------------------------------------
+# --- the two systems ---------------------------------------------------------------------------------
 
 class _MSpace:
     """GD / SGD / flow on (M,) or, for the general form, on (M, mu) with width d."""
 
-    def __init__(self, data: _Data, lr: float, method: str, width: int | None):
-        self.data, self.lr, self.method, self.width = data, lr, method, width
+    def __init__(self, data: _Data, width: int | None):
+        self.data, self.width = data, width
         self.eye = torch.eye(data.p, dtype=data.A.dtype, device=data.A.device)
         self.A_T = data.A_flat.T.contiguous()                              # (p * p, n)
 
-    def _plain_step(self, M: torch.Tensor, idx: torch.Tensor | None) -> tuple[torch.Tensor, State]:
+    def predict(self, state: State) -> torch.Tensor:
+        return self.data.predict(*state)
+
+    def measure(self, state: State, f: torch.Tensor | None,
+                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        f = self.predict(state) if f is None else f
+        if not record:
+            return self.data.loss(f), {}
+        obs = {"f": f, "M": state[0]}
+        if len(state) > 1:
+            obs["mu"] = state[1]
+        return self.data.loss(f), obs
+
+    def _plain_step(self, M: torch.Tensor, idx: torch.Tensor | None,
+                    lr: float) -> tuple[torch.Tensor, State]:
         """M+ = P M P, P = I - 2 lr G: the hot loop of the benchmark, in as few tensor ops as possible."""
         data = self.data
         f = torch.addmv(data.f0, data.A_flat, M.view(-1))                  # f0 + Tr[M A_mu]: (n,)
@@ -250,91 +195,55 @@ class _MSpace:
             S, b = torch.mv(self.A_T, r), data.n                           # b G, flattened
         else:
             S, b = torch.mv(data.A_flat[idx].T, r[idx]), idx.shape[0]
-        P = torch.add(self.eye, S.view(data.p, data.p), alpha=-2 * self.lr / b)   # I - 2 lr G
+        P = torch.add(self.eye, S.view(data.p, data.p), alpha=-2 * lr / b)  # I - 2 lr G
         return f, (P @ M @ P,)
 
-    def predict(self, state: State) -> torch.Tensor:
-        return self.data.predict(*state)
+    def gd_step(self, state: State, idx: torch.Tensor | None, lr: float) -> tuple[torch.Tensor, State]:
+        """The exact image of one weight-space GD / SGD step (module docstring)."""
+        if len(state) == 1:
+            return self._plain_step(state[0], idx, lr)
+        M, mu = state
+        f = self.predict(state)                                            # (n,)
+        G, h = self.data.gradient_parts(f - self.data.y, idx, mu)
+        P = torch.add(self.eye, G, alpha=-2 * lr)                          # I - 2 lr G
+        Pmu = P @ mu
+        cross = torch.outer(Pmu, h)
+        M_new = P @ M @ P - lr * (cross + cross.T) + lr ** 2 * self.width * torch.outer(h, h)
+        return f, (M_new, Pmu - lr * self.width * h)
 
-    def observe(self, state: State) -> tuple[torch.Tensor, torch.Tensor | None]:
-        return state[0], (state[1] if len(state) > 1 else None)
-
-    def rhs(self, state: State, f: torch.Tensor | None = None) -> State:
-        f = self.predict(state) if f is None else f
-        M, mu = self.observe(state)
+    def velocity(self, state: State) -> tuple[torch.Tensor, State]:
+        """dM/dt = -2 (G M + M G) (- mu h^T - h mu^T), dmu/dt = -2 G mu - d h."""
+        f = self.predict(state)
+        M = state[0]
+        mu = state[1] if len(state) > 1 else None
         G, h = self.data.gradient_parts(f - self.data.y, None, mu)
         GM = G @ M
         dM = -2 * (GM + GM.T)                                              # -2 (G M + M G)
         if mu is None:
-            return (dM,)
+            return f, (dM,)
         hmu = torch.outer(h, mu)
-        return dM - (hmu + hmu.T), -2 * G @ mu - self.width * h
-
-    def step(self, state: State, idx: torch.Tensor | None) -> tuple[torch.Tensor, State]:
-        if self.method == "gd" and len(state) == 1:
-            return self._plain_step(state[0], idx)
-        f = self.predict(state)                                            # (n,)
-        if self.method == "flow":
-            return f, rk4_step(self.rhs, state, self.lr, self.rhs(state, f))
-        M, mu = self.observe(state)
-        G, h = self.data.gradient_parts(f - self.data.y, idx, mu)
-        P = torch.add(self.eye, G, alpha=-2 * self.lr)                     # I - 2 lr G
-        PM = P @ M
-        if mu is None:
-            return f, (PM @ P,)
-        Pmu = P @ mu
-        cross = torch.outer(Pmu, h)
-        M_new = PM @ P - self.lr * (cross + cross.T) + self.lr ** 2 * self.width * torch.outer(h, h)
-        return f, (M_new, Pmu - self.lr * self.width * h)
+        return f, (dM - (hmu + hmu.T), -2 * G @ mu - self.width * h)
 
 
-class _WSpace:
-    """GD / SGD / Adam / flow on W with gradients from autograd (the oracle for M space)."""
 
-    def __init__(self, data: _Data, lr: float, method: str, optimizer: str,
-                 betas: tuple[float, float], eps: float):
-        self.data, self.lr, self.method, self.optimizer = data, lr, method, optimizer
-        self.betas, self.eps, self.t = betas, eps, 0
-        self.general = data.g is not None or data.B is not None
+def _w_space(data: _Data) -> WeightSpace:
+    """Weights W (p, d) with gradients from autograd: the oracle for M space."""
+    general = data.g is not None or data.B is not None
 
-    def predict_W(self, W: torch.Tensor) -> torch.Tensor:
-        mu = W.sum(dim=1) if self.general else None                        # (p,)
-        return self.data.predict(W @ W.T, mu)
+    def predict(W: torch.Tensor) -> torch.Tensor:
+        return data.predict(W @ W.T, W.sum(dim=1) if general else None)
 
-    def predict(self, state: State) -> torch.Tensor:
-        return self.predict_W(state[0])
+    def observe(W: torch.Tensor, f: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"f": f, "M": W @ W.T, **({"mu": W.sum(dim=1)} if general else {})}
 
-    def observe(self, state: State) -> tuple[torch.Tensor, torch.Tensor | None]:
-        W = state[0]
-        return W @ W.T, (W.sum(dim=1) if self.general else None)
-
-    def _grad(self, W: torch.Tensor, idx: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        W = W.detach().requires_grad_(True)
-        f = self.predict_W(W)                                               # (n,)
-        r = f - self.data.y
-        r = r if idx is None else r[idx]
-        (grad,) = torch.autograd.grad(0.5 * (r * r).mean(), W)             # dL/dW on the batch
-        return f.detach(), grad
-
-    def rhs(self, state: State) -> State:
-        return (-self._grad(state[0], None)[1],)
-
-    def step(self, state: State, idx: torch.Tensor | None) -> tuple[torch.Tensor, State]:
-        W = state[0]
-        f, grad = self._grad(W, idx)
-        if self.method == "flow":
-            return f, rk4_step(self.rhs, state, self.lr, (-grad,))
-        if self.optimizer == "sgd":
-            return f, (W - self.lr * grad,)
-        _, m, v = state                                                    # Adam, torch.optim defaults
-        (b1, b2), self.t = self.betas, self.t + 1
-        m = b1 * m + (1 - b1) * grad
-        v = b2 * v + (1 - b2) * grad * grad
-        m_hat, v_hat = m / (1 - b1 ** self.t), v / (1 - b2 ** self.t)
-        return f, (W - self.lr * m_hat / (v_hat.sqrt() + self.eps), m, v)
+    return WeightSpace(predict, data.y, observe)
 
 
-# --- the training loop -------------------------------------------------------------------------------
+def _kernel_bound(data: _Data, M: torch.Tensor, method: str) -> float:
+    """The linear-stability bound 2 / lambda_max (2.785 / lambda_max for RK4) at M."""
+    lam = ntk_lambda_max(data.A, M.detach())
+    return (_RK4_STABLE if method == "flow" else 2.0) / lam if lam > 0 else float("inf")
+
 
 def ntk_lambda_max(A: torch.Tensor, M: torch.Tensor, iters: int = 100) -> float:
     """Largest eigenvalue of the kernel K_{mu nu} = (4/n) Tr[A_mu M A_nu] (power iteration).
@@ -356,84 +265,42 @@ def ntk_lambda_max(A: torch.Tensor, M: torch.Tensor, iters: int = 100) -> float:
     return float(lam)
 
 
-def check_divergence(step: int, loss: float, initial: float, lr: float) -> None:
-    """Raise :class:`DivergenceError` if ``loss`` is non-finite or above 1e6 times ``initial``.
-
-    The check of the simulators that have no M-space kernel to estimate a stable step from (the
-    two-layer networks, the square network, the NTK-drift runs); it suggests lr / 4.
-    """
-    if math.isfinite(loss) and loss <= DIVERGENCE_FACTOR * max(initial, 1e-300):
-        return
-    raise DivergenceError(
-        f"training diverged at step {step}: loss {loss:.3g} (initial loss {initial:.3g}) with "
-        f"lr = {lr:g}. Try a smaller step, e.g. lr = {lr / 4:.3g}", step, lr, lr / 4)
-
-
-def _divergence(system: Any, state: State, step: int, value: float, initial: float, lr: float,
-                method: str) -> DivergenceError:
-    M, _ = system.observe(state)
-    lam = ntk_lambda_max(system.data.A, M.detach())
-    bound = (_RK4_STABLE if method == "flow" else 2.0) / lam if lam > 0 else float("inf")
-    suggested = min(lr / 4, 0.5 * bound)
-    return DivergenceError(
-        f"training diverged at step {step}: loss {value:.3g} (initial loss {initial:.3g}) with "
-        f"lr = {lr:g}. Try lr <= {suggested:.3g} (lr / 4 = {lr / 4:.3g}; the linear-stability bound "
-        f"{'2.785' if method == 'flow' else '2'} / lambda_max(K) = {bound:.3g} from the kernel "
-        f"K = (4/n) Tr[A_mu M A_nu] at the last checked step)", step, lr, suggested)
+def _advice(data: _Data, weights: bool, method: str):
+    """Divergence advice: lr <= min(lr / 4, half the linear-stability bound at the last good M)."""
+    def advice(state: State, lr: float) -> tuple[float, str]:
+        M = state[0] @ state[0].T if weights else state[0]
+        bound = _kernel_bound(data, M, method)
+        suggested = min(lr / 4, 0.5 * bound)
+        return suggested, (f"Try lr <= {suggested:.3g} (lr / 4 = {lr / 4:.3g}; the linear-stability "
+                           f"bound {'2.785' if method == 'flow' else '2'} / lambda_max(K) = "
+                           f"{bound:.3g} from the kernel K = (4/n) Tr[A_mu M A_nu] at the last "
+                           "checked step)")
+    return advice
 
 
-def _record_points(steps: int, record_every: int | None) -> set[int]:
-    if record_every is None:
-        return set()
-    return set(range(0, steps + 1, record_every)) | {steps}
-
-
-def _run(system: Any, state: State, steps: int, batches: torch.Tensor | None,
-         record_every: int | None, lr: float, method: str) -> tuple[State, dict]:
-    """Loop over steps; record losses and trajectories; check for divergence every 64 steps."""
-    y, n = system.data.y, system.data.n
-    points = _record_points(steps, record_every)
-    norms: list[torch.Tensor] = []                                     # |f - y| at each step
-    rec: dict[str, list] = {"steps": [], "f": [], "M": [], "mu": []}
-    good_state, checked, initial, limit = state, 0, None, None
-    for t in range(steps + 1):
-        if t < steps:
-            f, new_state = system.step(state, None if batches is None else batches[t])
-        else:
-            f, new_state = system.predict(state).detach(), state
-        norms.append(torch.dist(f, y))                                 # L = |f - y|^2 / (2n)
-        if t in points:
-            M, mu = system.observe(state)
-            rec["steps"].append(t), rec["f"].append(f), rec["M"].append(M.detach())
-            rec["mu"].append(None if mu is None else mu.detach())
-        if t == 0:
-            initial = 0.5 / n * float(norms[0]) ** 2
-            limit = DIVERGENCE_FACTOR * max(initial, torch.finfo(y.dtype).eps)
-            if not np.isfinite(initial):
-                raise ValueError("argument `A`: the initial loss is not finite; check the data and "
-                                 "the initial weights")
-        if t % _CHECK_EVERY == 0 or t == steps:
-            chunk = torch.stack(norms[checked:]).cpu().double().square() * (0.5 / n)
-            bad = ~torch.isfinite(chunk) | (chunk > limit)
-            if bad.any():
-                k = checked + int(bad.nonzero()[0, 0])
-                raise _divergence(system, good_state, k, float(chunk[k - checked]), initial, lr,
-                                  method)
-            good_state, checked = state, t + 1
-        state = new_state
-    return state, {"loss": torch.stack(norms).double().square() * (0.5 / n), **rec}
-
-
-def _result(state: State, out: dict, system: Any, lr: float, keep_W: bool) -> TrainingResult:
-    M, mu = system.observe(state)
-    loss = out["loss"].detach().cpu().double().numpy()
-    if not out["steps"]:
-        return TrainingResult(loss=loss, M=M.detach(), W=state[0] if keep_W else None, mu=mu)
-    steps = np.asarray(out["steps"], dtype=np.int64)
-    mu_traj = torch.stack(out["mu"]) if mu is not None else None
-    return TrainingResult(loss=loss, M=M.detach(), W=state[0] if keep_W else None,
-                          mu=None if mu is None else mu.detach(), steps=steps, times=lr * steps,
-                          f=torch.stack(out["f"]), M_traj=torch.stack(out["M"]), mu_traj=mu_traj)
+def _simulate(system: Any, state: State, data: _Data, lr: float, steps: int,
+              batch_size: int | None, seed: int, method: str, optimizer: str,
+              record_every: int | None, adam_betas: Sequence[float], adam_eps: float,
+              stop_below: float | None = None) -> tuple[State, TrainingResult]:
+    opt = make_optimizer(method, optimizer, lr, adam_betas, adam_eps)
+    steps = require_positive_int("steps", steps)
+    record = record_points(steps, record_every)
+    weights = isinstance(system, WeightSpace)
+    trace = train(system, state, opt, steps, batches=_batches(data, batch_size, steps, seed, method),
+                  record=record, stop_below=stop_below, advice=_advice(data, weights, method))
+    M = trace.state[0] @ trace.state[0].T if weights else trace.state[0]
+    mu = None
+    if not weights and len(trace.state) > 1:
+        mu = trace.state[1]
+    elif weights and (data.g is not None or data.B is not None):
+        mu = trace.state[0].sum(dim=1)
+    if not record:
+        return trace.state, TrainingResult(loss=trace.loss, M=M.detach(),
+                                           mu=None if mu is None else mu.detach())
+    rec = trace.records
+    return trace.state, TrainingResult(
+        loss=trace.loss, M=M.detach(), mu=None if mu is None else mu.detach(), steps=trace.steps,
+        times=opt.lr * trace.steps, f=rec["f"], M_traj=rec["M"], mu_traj=rec.get("mu"))
 
 
 # --- public simulators ----------------------------------------------------------------------------------
@@ -442,16 +309,17 @@ def simulate_W(
     A: Any, y: Any, W0: Any, lr: float, steps: int, batch_size: int | None = None, seed: int = 0,
     f0: Any = 0.0, *, g: Any = None, B: Any = None, method: str = "gd", optimizer: str = "sgd",
     record_every: int | None = None, adam_betas: Sequence[float] = (0.9, 0.999),
-    adam_eps: float = 1e-8, device: torch.device | str | None = None,
-    dtype: torch.dtype = torch.float64,
+    adam_eps: float = 1e-8, stop_below: float | None = None,
+    device: torch.device | str | None = None, dtype: torch.dtype = torch.float64,
 ) -> TrainingResult:
     """Train the NQF in weight space, f_mu = f0 + g_mu.mu + mu^T B_mu mu + Tr[W^T A_mu W] (Chapter 3).
 
     Gradients come from autograd on L = (1/2n) sum_mu (f_mu - y_mu)^2 (so dL/dW = 2 G W + h 1^T, with
     G = (1/n) sum r_mu A_mu; see the module docstring). Methods: full-batch GD
-    (``batch_size=None``), minibatch SGD (``batch_size=b``, batches from :func:`minibatches`), Adam
-    (``optimizer="adam"``, torch.optim.Adam's update with ``adam_betas``, ``adam_eps``), and
-    gradient flow dW/dt = -dL/dW (``method="flow"``: classical RK4 with time step ``lr``).
+    (``batch_size=None``), minibatch SGD (``batch_size=b``, batches from
+    :func:`nqf_mini.training.minibatches`), Adam (``optimizer="adam"``, torch.optim.Adam's update
+    with ``adam_betas``, ``adam_eps``), and gradient flow dW/dt = -dL/dW (``method="flow"``:
+    classical RK4 with time step ``lr``).
 
     Args:
         A: structure matrices, (n, p, p), symmetric.
@@ -467,6 +335,7 @@ def simulate_W(
         method: "gd" (discrete steps) or "flow".
         optimizer: "sgd" (plain steps) or "adam" (discrete steps only).
         record_every: record f, M = W W^T (and mu) every k steps and at the last step.
+        stop_below: stop at the first step at which L <= stop_below * L(0) (None: run all steps).
         device: where to compute; None means the device of ``A`` if a tensor, else the default.
         dtype: torch.float64 (default) or torch.float32.
 
@@ -477,37 +346,23 @@ def simulate_W(
         ValueError: on a bad argument (the message names it).
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
-    dev = _resolve(A, device, dtype)
-    data = _prepare(A, y, f0, g, B, dtype, dev)
-    W0 = as_tensor("W0", W0, ndim=2, dtype=dtype, device=dev)
+    data = _prepare(A, y, f0, g, B, dtype, device)
+    W0 = as_tensor("W0", W0, ndim=2, dtype=dtype, device=data.A.device)
     require_shape("W0", W0, (data.p, None))
-    _check_options(data.n, lr, steps, batch_size, method, optimizer, record_every)
-    system = _WSpace(data, float(lr), method, optimizer, tuple(adam_betas), adam_eps)
-    state = (W0, torch.zeros_like(W0), torch.zeros_like(W0)) if optimizer == "adam" else (W0,)
-    batches = minibatches(data.n, batch_size, steps, seed)
-    batches = None if batches is None else batches.to(dev)
-    state, out = _run(system, state, steps, batches, record_every, float(lr), method)
-    return _result(state, out, system, float(lr), keep_W=True)
+    state, result = _simulate(_w_space(data), (W0,), data, lr, steps, batch_size, seed, method,
+                              optimizer, record_every, adam_betas, adam_eps, stop_below)
+    return TrainingResult(**{**result.__dict__, "W": state[0]})
 
 
-def _simulate_m_space(A, y, M0, mu0, width, lr, steps, batch_size, seed, f0, g, B, method,
-                      record_every, device, dtype) -> TrainingResult:
-    dev = _resolve(A, device, dtype)
-    data = _prepare(A, y, f0, g, B, dtype, dev)
-    M0 = as_tensor("M0", M0, ndim=2, dtype=dtype, device=dev)
+def _m_space_state(data: _Data, M0: Any, mu0: Any) -> State:
+    M0 = as_tensor("M0", M0, ndim=2, dtype=data.A.dtype, device=data.A.device)
     require_shape("M0", M0, (data.p, data.p))
     require_psd("M0", M0)
-    state: State = ((M0 + M0.T) / 2,)
-    if mu0 is not None:
-        mu0 = as_tensor("mu0", mu0, ndim=1, dtype=dtype, device=dev)
-        require_shape("mu0", mu0, (data.p,))
-        state = (state[0], mu0)
-    _check_options(data.n, lr, steps, batch_size, method, "sgd", record_every)
-    system = _MSpace(data, float(lr), method, width)
-    batches = minibatches(data.n, batch_size, steps, seed)
-    batches = None if batches is None else batches.to(dev)
-    state, out = _run(system, state, steps, batches, record_every, float(lr), method)
-    return _result(state, out, system, float(lr), keep_W=False)
+    if mu0 is None:
+        return ((M0 + M0.T) / 2,)
+    mu0 = as_tensor("mu0", mu0, ndim=1, dtype=data.A.dtype, device=data.A.device)
+    require_shape("mu0", mu0, (data.p,))
+    return ((M0 + M0.T) / 2, mu0)
 
 
 def simulate_M(
@@ -536,8 +391,10 @@ def simulate_M(
         ValueError: on a bad argument (the message names it), e.g. a non-PSD ``M0``.
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
-    return _simulate_m_space(A, y, M0, None, None, lr, steps, batch_size, seed, f0, None, None,
-                             method, record_every, device, dtype)
+    data = _prepare(A, y, f0, None, None, dtype, device)
+    state = _m_space_state(data, M0, None)
+    return _simulate(_MSpace(data, None), state, data, lr, steps, batch_size, seed, method, "sgd",
+                     record_every, (0.9, 0.999), 1e-8)[1]
 
 
 def simulate_M_mu(
@@ -568,5 +425,8 @@ def simulate_M_mu(
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     width = require_positive_int("width", width)
-    return _simulate_m_space(A, y, M0, mu0, width, lr, steps, batch_size, seed, f0, g, B, method,
-                             record_every, device, dtype)
+    data = _prepare(A, y, f0, g, B, dtype, device)
+    state = _m_space_state(data, M0, mu0)
+    return _simulate(_MSpace(data, width), state, data, lr, steps, batch_size, seed, method, "sgd",
+                     record_every, (0.9, 0.999), 1e-8)[1]
+

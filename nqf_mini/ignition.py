@@ -19,7 +19,7 @@ Predictions: the exact logistic value t*_k = [ln(z*_k / z_k(0) - 1) - ln(1/f - 1
 fraction f (f = 1/2: ln(z*/z0 - 1) / zeta_k), and its small-eps form (1/zeta_k) ln(1/eps). For
 coupled modes (general C), the eps -> 0 limit of t*_k / ln(1/eps) is the time at which mode k
 reaches ln z_k / ln(1/eps) = 0 in the piecewise-linear limit of Chapter 4
-(:func:`limit_ignition_slopes`).
+(:func:`nqf_mini.piecewise_linear.limit_ignition_slopes`).
 """
 
 from __future__ import annotations
@@ -30,21 +30,12 @@ from typing import Any
 
 import torch
 
-from ._validate import as_tensor, require_finite
+from ._validate import (
+    as_tensor, require_choice, require_fraction, require_positive_entries, require_shape,
+    require_time_grid,
+)
 
 DIRECTIONS = ("up", "down")
-
-
-def _times(times: Any, T: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    times = as_tensor("times", times, ndim=1, dtype=dtype, device=device)
-    if times.shape[0] != T:
-        raise ValueError(f"argument `times`: expected {T} recorded times (one per row of the "
-                         f"trajectory), got {times.shape[0]}")
-    require_finite("times", times)
-    if T > 1 and not (times[1:] > times[:-1]).all().item():
-        raise ValueError("argument `times`: expected strictly increasing times, got "
-                         f"{times.tolist()[:6]}...")
-    return times
 
 
 def crossing_times(
@@ -71,19 +62,16 @@ def crossing_times(
     Raises:
         ValueError: on malformed input (naming the argument), or a missing crossing when strict.
     """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"argument `direction`: expected one of {DIRECTIONS}, got {direction!r}")
+    require_choice("direction", direction, DIRECTIONS)
     x = as_tensor("values", values)
     if x.ndim == 0:
         raise ValueError("argument `values`: expected a trajectory of shape (T,) or (..., T, K), "
                          "got a scalar")
-    require_finite("values", x)
     vector = x.ndim == 1
     x = x[:, None] if vector else x
-    T = x.shape[-2]
-    t = _times(times, T, x.dtype, x.device)
+    t = require_time_grid("times", times, dtype=x.dtype, device=x.device, nonnegative=False)
+    require_shape("times", t, (x.shape[-2],))
     lev = as_tensor("level", level, dtype=x.dtype, device=x.device)
-    require_finite("level", lev)
     try:
         lev = torch.broadcast_to(lev, x.shape[:-2] + x.shape[-1:]).unsqueeze(-2)   # (..., 1, K)
     except RuntimeError as exc:
@@ -128,15 +116,20 @@ def ignition_times(
     Returns:
         t*, shape (..., K); ``math.inf`` for modes that do not reach the level.
     """
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
-        raise ValueError(f"argument `fraction`: expected a number in (0, 1), got {fraction!r}")
+    fraction = require_fraction("fraction", fraction)
     z = as_tensor("z", z)
     if z.ndim < 2:
         raise ValueError(f"argument `z`: expected shape (T, K) or (..., T, K), got {tuple(z.shape)}")
     zstar = as_tensor("zstar", zstar, dtype=z.dtype, device=z.device)
-    if not (zstar > 0).all().item():
-        raise ValueError(f"argument `zstar`: expected capacities > 0, got minimum "
-                         f"{zstar.min().item():.3g}")
+    require_positive_entries("zstar", zstar)
+    target = z.shape[:-2] + z.shape[-1:]
+    try:
+        ok = torch.broadcast_shapes(zstar.shape, target) == target
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"argument `zstar`: expected a scalar or a shape broadcastable to "
+                         f"{tuple(target)}, got {tuple(zstar.shape)}")
     return crossing_times(z, times, fraction * zstar, strict=strict)
 
 
@@ -153,16 +146,17 @@ def logistic_ignition_time(z0: Any, zstar: Any, zeta: Any, fraction: float = 0.5
         zeta: growth rates, > 0.
         fraction: 0 < fraction < 1 (default 1/2).
     """
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
-        raise ValueError(f"argument `fraction`: expected a number in (0, 1), got {fraction!r}")
+    fraction = require_fraction("fraction", fraction)
     z0 = as_tensor("z0", z0)
     zstar = as_tensor("zstar", zstar, dtype=z0.dtype, device=z0.device)
     zeta = as_tensor("zeta", zeta, dtype=z0.dtype, device=z0.device)
     for name, v in (("z0", z0), ("zstar", zstar), ("zeta", zeta)):
-        require_finite(name, v)
-        if not (v > 0).all().item():
-            raise ValueError(f"argument `{name}`: expected values > 0, got minimum "
-                             f"{v.min().item():.3g}")
+        require_positive_entries(name, v)
+    try:
+        torch.broadcast_shapes(z0.shape, zstar.shape, zeta.shape)
+    except RuntimeError as exc:
+        raise ValueError(f"arguments `z0`, `zstar`, `zeta`: shapes {tuple(z0.shape)}, "
+                         f"{tuple(zstar.shape)}, {tuple(zeta.shape)} do not broadcast") from exc
     if not (z0 < fraction * zstar).all().item():
         raise ValueError(f"argument `z0`: expected z0 < fraction * zstar (a mode that still has to "
                          f"ignite), got max z0 / zstar = {(z0 / zstar).max().item():.3g}")
@@ -180,12 +174,22 @@ def predicted_ignition_time(zeta: Any, eps: Any) -> torch.Tensor:
         eps: initialisation scale(s), 0 < eps < 1; broadcasts with zeta.
     """
     zeta = as_tensor("zeta", zeta)
-    eps = as_tensor("eps", eps, dtype=zeta.dtype, device=zeta.device)
-    if not (zeta > 0).all().item():
-        raise ValueError(f"argument `zeta`: expected rates > 0, got minimum {zeta.min().item():.3g}")
+    eps = _eps(eps, zeta)
+    require_positive_entries("zeta", zeta)
+    try:
+        return torch.log(1.0 / eps) / zeta
+    except RuntimeError as exc:
+        raise ValueError(f"arguments `zeta`, `eps`: shapes {tuple(zeta.shape)} and "
+                         f"{tuple(eps.shape)} do not broadcast") from exc
+
+
+def _eps(eps: Any, like: torch.Tensor | None = None, ndim: int | None = None) -> torch.Tensor:
+    """Initialisation scales 0 < eps < 1, as a tensor (like ``like``)."""
+    eps = as_tensor("eps", eps, ndim=ndim, dtype=None if like is None else like.dtype,
+                    device=None if like is None else like.device)
     if not ((eps > 0) & (eps < 1)).all().item():
         raise ValueError(f"argument `eps`: expected values in (0, 1), got {eps.tolist()}")
-    return torch.log(1.0 / eps) / zeta
+    return eps
 
 
 @dataclass(frozen=True)
@@ -200,7 +204,7 @@ def ignition_slope(eps: Any, t_star: Any) -> IgnitionFit:
     """Fit t* against ln(1/eps) by least squares, one line per mode (Chapter 5).
 
     Theorem 8 predicts slope 1/zeta_k for independent (logistic) modes; for coupled modes the slope
-    of the eps -> 0 limit is :func:`limit_ignition_slopes`.
+    of the eps -> 0 limit is :func:`nqf_mini.piecewise_linear.limit_ignition_slopes`.
 
     Args:
         eps: initialisation scales, shape (E,), 0 < eps < 1, at least two distinct values.
@@ -209,18 +213,17 @@ def ignition_slope(eps: Any, t_star: Any) -> IgnitionFit:
     Returns:
         :class:`IgnitionFit` with slope and intercept of shape () or (K,).
     """
-    eps = as_tensor("eps", eps, ndim=1)
-    if not ((eps > 0) & (eps < 1)).all().item():
-        raise ValueError(f"argument `eps`: expected values in (0, 1), got {eps.tolist()}")
+    eps = _eps(eps, ndim=1)
     if torch.unique(eps).numel() < 2:
         raise ValueError(f"argument `eps`: expected at least two distinct values, got {eps.tolist()}")
-    t_star = as_tensor("t_star", t_star, dtype=eps.dtype, device=eps.device)
+    try:
+        t_star = as_tensor("t_star", t_star, dtype=eps.dtype, device=eps.device)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (a mode that never ignited within the trajectory has t* = inf: "
+                         "run longer)") from exc
     if t_star.ndim not in (1, 2) or t_star.shape[0] != eps.shape[0]:
         raise ValueError(f"argument `t_star`: expected shape ({eps.shape[0]},) or "
                          f"({eps.shape[0]}, K), got {tuple(t_star.shape)}")
-    if not torch.isfinite(t_star).all().item():
-        raise ValueError("argument `t_star`: expected finite ignition times, got inf or NaN (a mode "
-                         "that never ignited within the trajectory: run longer)")
     x = torch.log(1.0 / eps)
     xc = x - x.mean()
     tt = t_star if t_star.ndim == 2 else t_star[:, None]
@@ -229,51 +232,6 @@ def ignition_slope(eps: Any, t_star: Any) -> IgnitionFit:
     if t_star.ndim == 1:
         slope, intercept = slope[0], intercept[0]
     return IgnitionFit(slope=slope, intercept=intercept)
-
-
-def limit_ignition_slopes(b: Any, C: Any) -> torch.Tensor:
-    """eps -> 0 limit of t*_k / ln(1/eps) for dz/dt = 4 z (b - C z), z_k(0) = eps (Chapter 5).
-
-    In the variables l_k = ln z_k / ln(1/eps) and s = t / ln(1/eps) the flow becomes piecewise
-    linear as eps -> 0 (regime 4 of Chapter 4): between events every mode below 0 moves at
-    4 (b_k - (C z_S)_k), z_S the non-negative least-squares point of the active set S, and a mode
-    ignites when it reaches l_k = 0. For diagonal C this gives 1 / (4 b_k) = 1 / zeta_k.
-
-    Args:
-        b: growth vector (K,); C: positive-definite interaction matrix (K, K).
-
-    Returns:
-        The arrival values s_k, shape (K,); ``math.inf`` for modes that never ignite.
-    """
-    from .lotka_volterra import nnls_end_state
-
-    b = as_tensor("b", b, ndim=1, dtype=torch.float64)
-    K = b.shape[0]
-    C = as_tensor("C", C, ndim=2, dtype=torch.float64, device=b.device)
-    if tuple(C.shape) != (K, K):
-        raise ValueError(f"argument `C`: expected shape ({K}, {K}) to match `b`, got "
-                         f"{tuple(C.shape)}")
-    ell = torch.full((K,), -1.0, dtype=torch.float64, device=b.device)
-    arrival = torch.full((K,), math.inf, dtype=torch.float64, device=b.device)
-    s_now = 0.0
-    for _ in range(4 * K + 4):                      # each event activates at least one mode
-        active = [k for k in range(K) if ell[k].item() == 0.0]
-        z_S = torch.zeros_like(b)
-        if active:
-            z_S[active] = nnls_end_state(b[active], C[active][:, active])
-        v = 4.0 * (b - C @ z_S)
-        v[(ell == 0.0) & ((z_S > 0) | (v > 0))] = 0.0
-        rising = [(-ell[k] / v[k]).item() for k in range(K) if ell[k] < 0 and v[k] > 0]
-        if not rising:
-            break
-        ds = min(rising)
-        ell = ell + v * ds
-        ell = torch.where(ell >= -1e-12, torch.zeros_like(ell), ell)
-        s_now += ds
-        for k in range(K):
-            if ell[k].item() == 0.0 and math.isinf(arrival[k].item()):
-                arrival[k] = s_now
-    return arrival
 
 
 def mode_fractions(outputs: Any, X: Any, Y: Any) -> torch.Tensor:

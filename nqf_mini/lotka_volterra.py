@@ -13,28 +13,21 @@ diagonal the modes are independent logistics with rate zeta_k = 4 b_k and capaci
 
 from __future__ import annotations
 
-import math
+import itertools
 from typing import Any
 
 import torch
 
-from ._validate import as_tensor, require_finite, require_positive, require_shape, require_symmetric
+from ._ode import integrate
+from ._validate import (
+    as_tensor, require_dtype, require_positive, require_seed, require_shape,
+    require_symmetric_stack, require_time_grid,
+)
 from .commutativity import common_eigenbasis, max_commutator
 from .device import resolve_device
 
 _STEP_FRACTION = 0.03   # default RK4 substep: this fraction of the fastest rate's time scale
-
-
-def _check_times(t: Any, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    t = as_tensor("t", t, dtype=dtype, device=device)
-    t = t.reshape(1) if t.ndim == 0 else t
-    if t.ndim != 1 or t.numel() == 0:
-        raise ValueError(f"argument `t`: expected a non-empty 1-D tensor of times, "
-                         f"got shape {tuple(t.shape)}")
-    require_finite("t", t)
-    if (t[0] < 0).item() or (t.numel() > 1 and not (t[1:] > t[:-1]).all().item()):
-        raise ValueError(f"argument `t`: expected increasing times >= 0, got {t.tolist()[:6]}...")
-    return t
+_KKT_TOL = -1e-12       # an extinct mode may have invasion rate (C z - b)_k down to this (float64)
 
 
 def _default_max_step(b: torch.Tensor, C: torch.Tensor, z0: torch.Tensor) -> float:
@@ -77,6 +70,7 @@ def lotka_volterra(
     Raises:
         ValueError: on malformed shapes, negative z0, or times that are not increasing.
     """
+    require_dtype(dtype)
     dev = resolve_device(device)
     b = as_tensor("b", b, dtype=dtype, device=dev)
     C = as_tensor("C", C, dtype=dtype, device=dev)
@@ -89,34 +83,25 @@ def lotka_volterra(
     if C.ndim < 2 or C.shape[-2:] != (K, K):
         raise ValueError(f"argument `C`: expected shape ({K}, {K}) or (..., {K}, {K}), "
                          f"got {tuple(C.shape)}")
-    for name, x in (("b", b), ("C", C), ("z0", z0)):
-        require_finite(name, x)
     if (z0 < 0).any():
         raise ValueError(f"argument `z0`: expected strengths >= 0, got minimum {z0.min().item():.3g}")
-    t = _check_times(t, torch.float64, dev)
-    batch = torch.broadcast_shapes(z0.shape[:-1], b.shape[:-1], C.shape[:-2])
+    t = require_time_grid("t", t, dtype=torch.float64, device=dev)
+    try:
+        batch = torch.broadcast_shapes(z0.shape[:-1], b.shape[:-1], C.shape[:-2])
+    except RuntimeError as exc:
+        raise ValueError(f"arguments `b`, `C`, `z0`: batch shapes {tuple(b.shape[:-1])}, "
+                         f"{tuple(C.shape[:-2])}, {tuple(z0.shape[:-1])} do not broadcast") from exc
     # float64 inside: ln z ~ -69 at z = 1e-30, and float32 round-off in u is relative error in z
     z0, b = z0.double().expand(*batch, K), b.double().expand(*batch, K)
     C = C.double().expand(*batch, K, K)
     h_max = (_default_max_step(b, C, z0) if max_step is None
              else require_positive("max_step", max_step))
 
-    def velocity(u: torch.Tensor) -> torch.Tensor:                          # du/dt: (..., K)
-        return 4.0 * (b - (C @ torch.exp(u).unsqueeze(-1)).squeeze(-1))
+    def velocity(state: tuple[torch.Tensor]) -> tuple[torch.Tensor]:       # du/dt: (..., K)
+        return (4.0 * (b - (C @ torch.exp(state[0]).unsqueeze(-1)).squeeze(-1)),)
 
-    u = torch.log(z0)                                                       # -inf where z0 = 0
-    out, now = [], 0.0
-    for target in t.tolist():
-        n_sub = math.ceil((target - now) / h_max) if target > now else 0
-        h = (target - now) / max(n_sub, 1)
-        for _ in range(n_sub):
-            k1 = velocity(u)
-            k2 = velocity(u + 0.5 * h * k1)
-            k3 = velocity(u + 0.5 * h * k2)
-            k4 = velocity(u + h * k3)
-            u = u + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        now = target
-        out.append(torch.exp(u))
+    states = integrate(velocity, (torch.log(z0),), t.tolist(), h_max)      # u = ln z, -inf at 0
+    out = [torch.exp(u) for (u,) in states]
     return torch.stack(out, dim=-2).to(dtype)                               # (..., T, K)
 
 
@@ -151,7 +136,11 @@ def logistic(z0: Any, zstar: Any, zeta: Any, t: Any) -> torch.Tensor:
         raise ValueError(f"argument `z0`: expected values > 0, got minimum {z0.min().item():.3g}")
     if (zstar == 0).any():
         raise ValueError("argument `zstar`: expected non-zero capacities, got a zero")
-    z0, zstar, zeta = torch.broadcast_tensors(z0, zstar, zeta)
+    try:
+        z0, zstar, zeta = torch.broadcast_tensors(z0, zstar, zeta)
+    except RuntimeError as exc:
+        raise ValueError(f"arguments `z0`, `zstar`, `zeta`: shapes {tuple(z0.shape)}, "
+                         f"{tuple(zstar.shape)}, {tuple(zeta.shape)} do not broadcast") from exc
     if z0.ndim == 0:
         return zstar / (1.0 + (zstar / z0 - 1.0) * torch.exp(-zeta * t))
     tt = t.reshape(-1, 1)                                                   # (T, 1)
@@ -185,10 +174,7 @@ def reduce_commuting(
             commutator ||[A_mu, A_nu]||_F / (||A_mu||_F ||A_nu||_F)).
     """
     A = as_tensor("A", A, ndim=3)
-    if A.shape[1] != A.shape[2]:
-        raise ValueError(f"argument `A`: expected a stack of square matrices (n, p, p), "
-                         f"got {tuple(A.shape)}")
-    require_symmetric("A", A)
+    require_symmetric_stack("A", A)
     n = A.shape[0]
     y = as_tensor("y", y, ndim=1, dtype=A.dtype, device=A.device)
     require_shape("y", y, (n,))
@@ -198,7 +184,7 @@ def reduce_commuting(
     if rtol is None:
         rtol = 1e-8 if A.dtype == torch.float64 else 1e-4
     rtol = require_positive("rtol", rtol)
-    basis = common_eigenbasis(A, seed=seed)
+    basis = common_eigenbasis(A, seed=require_seed("seed", seed))
     if basis.residual > rtol:
         raise ValueError(f"argument `A`: the structure matrices do not commute (Assumption 1 fails): "
                          f"largest relative commutator {max_commutator(A):.3g}, off-diagonal residual "
@@ -233,65 +219,27 @@ def nnls_end_state(b: Any, C: Any) -> torch.Tensor:
         b: growth vector, shape (K,); C: positive-definite interaction matrix, shape (K, K).
 
     Returns:
-        z, shape (K,), in the dtype and on the device of b.
+        z, shape (K,), in the dtype and on the device of b (computed in float64).
 
     Raises:
         ValueError: on malformed shapes, or if no support satisfies the KKT conditions (C not
             positive definite).
     """
-    import itertools
-
-    b = as_tensor("b", b, ndim=1)
-    C = as_tensor("C", C, ndim=2, dtype=b.dtype, device=b.device)
+    b_in = as_tensor("b", b, ndim=1)
+    b = b_in.double()                                  # the KKT test needs float64 digits
+    C = as_tensor("C", C, ndim=2, dtype=torch.float64, device=b.device)
     K = b.shape[0]
     require_shape("C", C, (K, K))
     for size in range(K, -1, -1):
         for S in itertools.combinations(range(K), size):
-            z = torch.zeros(K, dtype=b.dtype, device=b.device)
+            z = torch.zeros(K, dtype=torch.float64, device=b.device)
             idx = list(S)
             if idx:
-                z[idx] = torch.linalg.solve(C[idx][:, idx], b[idx])
-            if (z[idx] > 0).all() and (C @ z - b >= -1e-12).all():
-                return z
+                try:
+                    z[idx] = torch.linalg.solve(C[idx][:, idx], b[idx])
+                except RuntimeError:                         # a singular block: not this support
+                    continue
+            if (z[idx] > 0).all() and (C @ z - b >= _KKT_TOL).all():
+                return z.to(b_in.dtype)
     raise ValueError("argument `C`: expected a positive-definite matrix, got one for which no "
                      "support satisfies the KKT conditions")
-
-
-def piecewise_linear_limit(b: Any, C: Any, s_grid: Any) -> tuple[torch.Tensor, list[float]]:
-    """eps -> 0 limit of l_k = ln z_k / ln(1/eps) against s = t / ln(1/eps), z_k(0) = eps (Chapter 4).
-
-    Regime 4: between events, with S the modes at l_k = 0 and z_S their NNLS point
-    (:func:`nnls_end_state` on S), every mode below 0 moves with velocity 4 (b_k - (C z_S)_k) and
-    the modes of S stay at 0 (those the NNLS on S sets to zero leave with negative velocity). An
-    event happens when a rising mode reaches 0. Event-driven, exact up to round-off.
-
-    Args:
-        b: growth vector (K,); C: positive-definite interaction matrix (K, K).
-        s_grid: increasing rescaled times s >= 0, shape (S,).
-
-    Returns:
-        (l at s_grid, shape (S, K); the list of event values of s, in order).
-    """
-    b = as_tensor("b", b, ndim=1)
-    C = as_tensor("C", C, ndim=2, dtype=b.dtype, device=b.device)
-    K = b.shape[0]
-    require_shape("C", C, (K, K))
-    s_grid = _check_times(s_grid, b.dtype, b.device)
-    ell, s_now, out, events, i = torch.full((K,), -1.0, dtype=b.dtype, device=b.device), 0.0, [], [], 0
-    while i < len(s_grid):
-        active = [k for k in range(K) if ell[k] == 0.0]
-        z_S = torch.zeros(K, dtype=b.dtype, device=b.device)
-        if active:
-            z_S[active] = nnls_end_state(b[active], C[active][:, active])
-        v = 4 * (b - C @ z_S)                                   # velocity of every ell_k
-        v[(ell == 0.0) & ((z_S > 0) | (v > 0))] = 0.0           # active modes stay at 0
-        rising = [(-ell[k] / v[k]).item() for k in range(K) if ell[k] < 0 and v[k] > 0]
-        ds = min(rising, default=math.inf)
-        while i < len(s_grid) and s_grid[i] <= s_now + ds:
-            out.append(ell + v * (s_grid[i] - s_now))
-            i += 1
-        if ds < math.inf:                                       # snap the new arrival to 0
-            ell = torch.where(ell + v * ds >= -1e-12, torch.zeros_like(ell), ell + v * ds)
-        s_now += ds
-        events.append(s_now)
-    return torch.stack(out), [e for e in events if e < math.inf]

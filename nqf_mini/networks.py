@@ -30,13 +30,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from ._validate import as_tensor, require_positive, require_positive_int, require_shape
+from ._modules import Module, leaves, prepare_call, sample, scalar_output
+from ._validate import (
+    as_tensor, require_choice, require_positive, require_positive_int, require_seed, require_shape,
+)
 from .activations import get_activation
 from .device import resolve_device
-from .dynamics import check_divergence, minibatches
+from .training import State, WeightSpace, make_optimizer, minibatches, record_points, train
 
 MODELS = ("network", "nqf")
-OPTIMIZERS = ("sgd", "adam")
 Stream = Callable[[int], tuple[torch.Tensor, torch.Tensor]]
 
 _DERIVATIVES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
@@ -85,7 +87,7 @@ def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
     """
     p, d, K = (require_positive_int(name, v) for name, v in (("p", p), ("d", d), ("K", K)))
     scale = require_positive("scale", scale)
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
     U0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * scale
     V0 = torch.randn(d, K, generator=gen, dtype=torch.float64) * scale
     dev = resolve_device(device)
@@ -93,9 +95,8 @@ def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
 
 
 def _check_model(model: str, activation: str) -> Any:
-    if model not in MODELS:
-        raise ValueError(f"argument `model`: expected one of {MODELS}, got {model!r}")
-    act = get_activation(activation)
+    require_choice("model", model, MODELS)
+    act = get_activation(activation, "activation")
     if model == "nqf" and act.phi0 != 0.0:
         raise ValueError(f"argument `activation`: the NQF needs phi(0) = 0 (ZGZ), but "
                          f"{act.name}(0) = {act.phi0:g}")
@@ -151,27 +152,6 @@ def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.
     return X.T @ ((R @ V.T) * _slope(act, model, Z, H)), H.T @ R
 
 
-class _Adam:
-    """torch.optim.Adam's update (no weight decay), on a tuple of tensors."""
-
-    def __init__(self, params: Sequence[torch.Tensor], betas: tuple[float, float], eps: float):
-        self.b1, self.b2 = betas
-        self.eps, self.t = eps, 0
-        self.m = [torch.zeros_like(p) for p in params]
-        self.v = [torch.zeros_like(p) for p in params]
-
-    def direction(self, grads: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        self.t += 1
-        out = []
-        for i, g in enumerate(grads):
-            self.m[i] = self.b1 * self.m[i] + (1 - self.b1) * g
-            self.v[i] = self.b2 * self.v[i] + (1 - self.b2) * g * g
-            m_hat = self.m[i] / (1 - self.b1 ** self.t)
-            v_hat = self.v[i] / (1 - self.b2 ** self.t)
-            out.append(m_hat / (v_hat.sqrt() + self.eps))
-        return out
-
-
 def _prepare_data(X: Any, Y: Any, U0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     X = as_tensor("X", X, ndim=2, dtype=U0.dtype, device=U0.device)
     require_shape("X", X, (None, U0.shape[0]))
@@ -181,44 +161,63 @@ def _prepare_data(X: Any, Y: Any, U0: torch.Tensor) -> tuple[torch.Tensor, torch
     return X, Y
 
 
-def _check_training(lr: float, steps: int, batch_size: int | None, n: int, optimizer: str,
-                    record_every: int, stream: Stream | None) -> None:
-    require_positive("lr", lr)
-    require_positive_int("steps", steps)
-    require_positive_int("record_every", record_every)
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"argument `optimizer`: expected one of {OPTIMIZERS}, got {optimizer!r}")
-    if batch_size is not None and stream is not None:
-        raise ValueError("argument `batch_size`: give either batch_size (minibatches of X, Y) or "
-                         "stream (fresh batches), not both")
-    if batch_size is not None and not (isinstance(batch_size, int) and 1 <= batch_size <= n):
-        raise ValueError(f"argument `batch_size`: expected None or an int in [1, {n}], got "
-                         f"{batch_size!r}")
+class _TwoLayer:
+    """The system trained by :func:`train_two_layer`: state (U, V), loss on the evaluation data."""
+
+    def __init__(self, act: Any, model: str, X: torch.Tensor, Y: torch.Tensor,
+                 record_outputs: bool, record_weights: bool):
+        self.act, self.model, self.X, self.Y = act, model, X, Y
+        self.record_outputs, self.record_weights = record_outputs, record_weights
+
+    def gradient(self, state: State, batch: Any) -> tuple[None, State]:
+        U, V = state
+        if batch is None:
+            Xb, Yb = self.X, self.Y
+        elif isinstance(batch, torch.Tensor):
+            Xb, Yb = self.X[batch], self.Y[batch]
+        else:
+            Xb, Yb = _prepare_data(*batch, U)                      # a fresh batch from a stream
+        return None, _gradients(self.act, self.model, U, V, Xb, Yb)
+
+    def measure(self, state: State, prediction: None,
+                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        U, V = state
+        loss, F = _loss(self.act, self.model, U, V, self.X, self.Y)
+        obs: dict[str, torch.Tensor] = {}
+        if record and self.record_outputs:
+            obs["F"] = F
+        if record and self.record_weights:
+            obs["U"], obs["V"] = U.clone(), V.clone()
+        return loss, obs
 
 
 def train_two_layer(
     X: Any, Y: Any, U0: Any, V0: Any, *, lr: float, steps: int, activation: str = "tanh",
     model: str = "network", optimizer: str = "sgd", batch_size: int | None = None, seed: int = 0,
-    stream: Stream | None = None, record_every: int = 1, record_outputs: bool = False,
+    stream: Stream | None = None, record_every: int | None = None,
+    record_steps: Sequence[int] | None = None, record_outputs: bool = False,
     record_weights: bool = False, adam_betas: Sequence[float] = (0.9, 0.999),
     adam_eps: float = 1e-8,
 ) -> TwoLayerRun:
     """Train F = V^T phi(U^T x) (``model="network"``) or its NQF (``model="nqf"``) (Chapters 5-7).
 
     One step is W <- W - lr * dL/dW (``optimizer="sgd"``; full batch when ``batch_size`` is None,
-    otherwise the seeded minibatches of :func:`nqf_mini.dynamics.minibatches`, the same sequence for
-    both models) or Adam's step (``optimizer="adam"``, torch.optim.Adam's update). With ``stream``,
-    step t trains on the fresh batch ``stream(t) -> (X_t, Y_t)`` (online SGD), and X, Y only serve to
-    record the loss.
+    otherwise the seeded minibatches of :func:`nqf_mini.training.minibatches`, the same sequence
+    for both models) or Adam's step (``optimizer="adam"``, torch.optim.Adam's update). With
+    ``stream``, step t trains on the fresh batch ``stream(t) -> (X_t, Y_t)`` (online SGD), and X, Y
+    only serve to record the loss. The loop is :func:`nqf_mini.training.train`.
 
     Args:
         X: inputs (n, p); Y: targets (n, K) or (n,).
         U0, V0: initial weights (p, d) and (d, K) (see :func:`two_layer_init`); they fix the device
             and dtype.
         lr: learning rate; steps: number of steps.
-        activation: a name from :data:`nqf_mini.ACTIVATIONS` with phi(0) = 0 for the NQF.
+        activation: a name from :data:`nqf_mini.activations.ACTIVATIONS` with phi(0) = 0 for the
+            NQF.
         model: "network" (the original) or "nqf" (its quadratic form, phi'(0) X U V).
-        record_every: record the loss (and optionally outputs, weights) every k steps and at the end.
+        record_every: record the loss (and optionally outputs, weights) every k steps and at the
+            end (default 1); or
+        record_steps: the steps to record, e.g. a logarithmic grid (with ``record_every=None``).
 
     Returns:
         A :class:`TwoLayerRun`.
@@ -234,74 +233,170 @@ def train_two_layer(
     require_shape("V0", V, (U.shape[1], None))
     X, Y = _prepare_data(X, Y, U)
     require_shape("Y", Y, (X.shape[0], V.shape[1]))
-    _check_training(lr, steps, batch_size, X.shape[0], optimizer, record_every, stream)
-    batches = minibatches(X.shape[0], batch_size, steps, seed)
-    batches = None if batches is None else batches.to(U.device)
-    adam = _Adam((U, V), (float(adam_betas[0]), float(adam_betas[1])), adam_eps) \
-        if optimizer == "adam" else None
-    rec: dict[str, list] = {"steps": [], "loss": [], "F": [], "U": [], "V": []}
-    initial = None
-    for t in range(steps + 1):
-        if t % record_every == 0 or t == steps:
-            loss, F = _loss(act, model, U, V, X, Y)
-            value = float(loss)
-            initial = value if initial is None else initial
-            check_divergence(t, value, initial, lr)
-            rec["steps"].append(t), rec["loss"].append(value)
-            if record_outputs:
-                rec["F"].append(F)
-            if record_weights:
-                rec["U"].append(U.clone()), rec["V"].append(V.clone())
-        if t == steps:
-            break
-        if stream is not None:
-            Xb, Yb = _prepare_data(*stream(t), U)
-        elif batches is not None:
-            Xb, Yb = X[batches[t]], Y[batches[t]]
-        else:
-            Xb, Yb = X, Y
-        gU, gV = _gradients(act, model, U, V, Xb, Yb)
-        if adam is not None:
-            gU, gV = adam.direction((gU, gV))
-        U, V = U - lr * gU, V - lr * gV
-    stack = (lambda key: torch.stack(rec[key]) if rec[key] else None)
-    return TwoLayerRun(steps=np.asarray(rec["steps"], dtype=np.int64),
-                       loss=np.asarray(rec["loss"], dtype=np.float64), outputs=stack("F"), U=U, V=V,
-                       U_traj=stack("U"), V_traj=stack("V"), model=model, activation=act.name)
+    opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
+    steps = require_positive_int("steps", steps)
+    if batch_size is not None and stream is not None:
+        raise ValueError("argument `batch_size`: give either batch_size (minibatches of X, Y) or "
+                         "stream (fresh batches), not both")
+    if stream is not None and not callable(stream):
+        raise TypeError(f"argument `stream`: expected a function t -> (X_t, Y_t), got "
+                        f"{type(stream).__name__}")
+    record = record_points(steps, 1 if record_every is None and record_steps is None
+                           else record_every, record_steps)
+    batches = stream if stream is not None else minibatches(X.shape[0], batch_size, steps, seed)
+    if isinstance(batches, torch.Tensor):
+        batches = batches.to(U.device)
+    system = _TwoLayer(act, model, X, Y, record_outputs, record_weights)
+    trace = train(system, (U, V), opt, steps, batches=batches, record=record, every_step=False)
+    rec = trace.records
+    return TwoLayerRun(steps=trace.loss_steps, loss=trace.loss, outputs=rec.get("F"),
+                       U=trace.state[0], V=trace.state[1], U_traj=rec.get("U"),
+                       V_traj=rec.get("V"), model=model, activation=act.name)
 
 
-# --- comparing two runs: the network and its NQF ----------------------------------------------------
+# --- the square network: an exact NQF trained without forming A -------------------------------------
 
-def relative_gap(a: Any, b: Any, axis: int | None = None) -> np.ndarray:
-    """rms(a - b) / rms(b) along ``axis`` (all axes but the first when None): the gap of a from b.
+class _Square:
+    """f(x) = |W^T x|^2 on data (X, y): dL/dW = (2/n) X^T diag(r) X W."""
 
-    For recorded outputs of shape (T, n, K) this is the function gap at each recorded step; for two
-    loss curves of shape (T,) pass them as (T, 1) or use :func:`loss_gap`.
+    def __init__(self, X: torch.Tensor, y: torch.Tensor):
+        self.X, self.y = X, y
+
+    def _residual(self, W: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        H = self.X @ W                                                     # (n, d)
+        return H, H.square().sum(1) - self.y                              # residuals (n,)
+
+    def gradient(self, state: State, batch: None) -> tuple[None, State]:
+        H, r = self._residual(state[0])
+        return None, ((2.0 / self.X.shape[0]) * (self.X.T @ (r[:, None] * H)),)
+
+    def measure(self, state: State, prediction: None,
+                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        return 0.5 * self._residual(state[0])[1].square().mean(), {}
+
+
+def train_square_network(X: Any, y: Any, W0: Any, lr: float, steps: int, record_every: int = 1,
+                         device: torch.device | str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient descent on f(x) = sum_i (w_i . x)^2 = |W^T x|^2, an exact NQF with A(x) = x x^T (Ch. 6).
+
+    The same iteration as :func:`nqf_mini.simulate_W` with A_mu = x_mu x_mu^T and the loss
+    L = (1/2n) sum_mu (f_mu - y_mu)^2 (dL/dW = (2/n) X^T diag(r) X W), but without forming the n
+    matrices A_mu: one step costs O(n p d) instead of O(n p^2 d).
+
+    Args:
+        X: inputs (n, p); y: targets (n,); W0: initial weights (p, d), units are columns.
+        lr: learning rate (time t = lr * step); steps: number of steps.
+        record_every: record the loss every k steps and at the last step.
+
+    Returns:
+        (steps, loss): NumPy arrays of the recorded step indices and losses.
+
+    Raises:
+        DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
-    a = np.asarray(torch.as_tensor(a).detach().cpu(), dtype=float)
-    b = np.asarray(torch.as_tensor(b).detach().cpu(), dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"arguments `a`, `b`: expected equal shapes, got {a.shape} and {b.shape}")
-    axes = tuple(range(1, a.ndim)) if axis is None else axis
-    num = np.sqrt(np.mean((a - b) ** 2, axis=axes))
-    den = np.sqrt(np.mean(b ** 2, axis=axes))
-    return num / np.maximum(den, 1e-300)
+    dev = resolve_device(device)
+    W = as_tensor("W0", W0, ndim=2, dtype=torch.float64, device=dev).clone()
+    X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=dev)
+    require_shape("X", X, (None, W.shape[0]))
+    y = as_tensor("y", y, ndim=1, dtype=torch.float64, device=dev)
+    require_shape("y", y, (X.shape[0],))
+    steps = require_positive_int("steps", steps)
+    trace = train(_Square(X, y), (W,), make_optimizer("gd", "sgd", lr), steps,
+                  record=record_points(steps, record_every), every_step=False)
+    return trace.loss_steps, trace.loss
 
 
-def loss_gap(loss_a: Any, loss_b: Any) -> np.ndarray:
-    """|L_a - L_b| / L_b at each recorded step: how far a network's loss is from its NQF's (Ch. 5, 7)."""
-    a, b = np.asarray(loss_a, dtype=float), np.asarray(loss_b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"arguments `loss_a`, `loss_b`: expected equal shapes, got {a.shape} and "
-                         f"{b.shape}")
-    return np.abs(a - b) / np.maximum(np.abs(b), 1e-300)
+# --- any module f(W, x), trained next to its NQF ---------------------------------------------------
+
+@dataclass(frozen=True)
+class ModuleRun:
+    """What :func:`train_module` returns.
+
+    Attributes:
+        steps: recorded step indices (NumPy int, (T,)).
+        loss: the training loss (1/2n) sum (f - y)^2 at those steps (NumPy, (T,)).
+        W: final weights (p, d).
+        outputs: f(W, x_mu) at the recorded steps, (T, n).
+        M_traj: W W^T at the recorded steps, (T, p, p).
+        W_traj: the weights at the recorded steps, (T, p, d), or None.
+    """
+
+    steps: np.ndarray
+    loss: np.ndarray
+    W: torch.Tensor
+    outputs: torch.Tensor
+    M_traj: torch.Tensor
+    W_traj: torch.Tensor | None
 
 
-def first_exceeding(steps: Any, gap: Any, threshold: float = 0.1) -> int | None:
-    """The first recorded step at which ``gap`` exceeds ``threshold`` (None if it never does)."""
-    steps, gap = np.asarray(steps), np.asarray(gap, dtype=float)
-    if steps.shape != gap.shape:
-        raise ValueError(f"arguments `steps`, `gap`: expected equal shapes, got {steps.shape} and "
-                         f"{gap.shape}")
-    above = np.nonzero(gap > threshold)[0]
-    return None if above.size == 0 else int(steps[above[0]])
+def _batched(f: Module, xs: Any, n: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    """W -> (f(W, x_mu))_mu, (n,): torch.func.vmap over the samples, a loop where vmap fails."""
+    mapped = torch.func.vmap(f, in_dims=(None, 0))
+    split = [sample(xs, i) for i in range(n)]
+
+    def loop(W: torch.Tensor) -> torch.Tensor:
+        return torch.stack([scalar_output(f(W, x)) for x in split])
+
+    def predict(W: torch.Tensor) -> torch.Tensor:
+        try:
+            return mapped(W, xs).reshape(n)
+        except RuntimeError:                     # modules vmap cannot trace: one call per sample
+            return loop(W)
+    return predict
+
+
+def train_module(
+    f: Module, xs: Any, y: Any, W0: Any, *, lr: float, steps: int, optimizer: str = "sgd",
+    batch_size: int | None = None, seed: int = 0, record_every: int | None = 1,
+    record_steps: Sequence[int] | None = None, record_weights: bool = False,
+    adam_betas: Sequence[float] = (0.9, 0.999), adam_eps: float = 1e-8,
+) -> ModuleRun:
+    """Train any module f(W, x) on L = (1/2n) sum_mu (f(W, x_mu) - y_mu)^2 (Chapters 2 and 8).
+
+    Gradient descent, seeded minibatch SGD or Adam in weight space, with gradients from autograd
+    (:class:`nqf_mini.training.WeightSpace`). The minibatches are those of
+    :func:`nqf_mini.simulate_W` for the same ``seed``, so the module's own NQF, trained from the
+    same W0 by ``simulate_W(structure_matrices(f, xs, p), y, W0, ...)``, sees the same batches.
+
+    Args:
+        f: the module, f(W, x) -> scalar, W of shape (p, d) with the units as columns.
+        xs: the n inputs with a leading sample dimension: a tensor (n, ...) or a tuple of them.
+        y: targets (n,).
+        W0: initial weights (p, d); its dtype and device are used throughout.
+        lr, steps, optimizer, batch_size, seed, adam_betas, adam_eps: as in
+            :func:`nqf_mini.simulate_W`.
+        record_every / record_steps: which steps to record (see :func:`train_two_layer`).
+        record_weights: also keep W at the recorded steps.
+
+    Raises:
+        ValueError: on a bad argument (the message names it).
+        DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
+    """
+    W = as_tensor("W0", W0, ndim=2).clone()
+    y = as_tensor("y", y, ndim=1, dtype=W.dtype, device=W.device)
+    xs, _ = prepare_call(f, xs, W.dtype, W.device)
+    sizes = {leaf.shape[0] if leaf.ndim else 0 for leaf in leaves(xs)
+             if isinstance(leaf, torch.Tensor)}
+    if sizes != {y.shape[0]}:
+        raise ValueError(f"argument `xs`: expected a leading sample dimension n = {y.shape[0]} "
+                         f"like `y` in every tensor, got sizes {sorted(sizes)}")
+    predict = _batched(f, xs, y.shape[0])
+    try:
+        predict(W)
+    except (RuntimeError, IndexError, TypeError, ValueError) as exc:
+        raise ValueError(f"argument `xs`: f(W0, x) failed on the first sample ({exc}); check "
+                         "that every sample of `xs` is what `f` expects") from exc
+    opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
+    steps = require_positive_int("steps", steps)
+    record = record_points(steps, None if record_steps is not None else record_every, record_steps)
+
+    def observe(W_: torch.Tensor, f_: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"f": f_, "M": W_ @ W_.T, **({"W": W_.clone()} if record_weights else {})}
+
+    batches = minibatches(y.shape[0], batch_size, steps, seed)
+    trace = train(WeightSpace(predict, y, observe), (W,), opt, steps,
+                  batches=None if batches is None else batches.to(W.device), record=record)
+    rec = trace.records
+    keep = np.isin(trace.loss_steps, trace.steps)
+    return ModuleRun(steps=trace.steps, loss=trace.loss[keep], W=trace.state[0],
+                     outputs=rec["f"], M_traj=rec["M"], W_traj=rec.get("W"))

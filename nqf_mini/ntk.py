@@ -26,9 +26,12 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ._validate import as_tensor, require_positive, require_positive_int
+from ._validate import (
+    as_tensor, describe, require_fraction, require_positive, require_positive_int, require_real,
+    require_seed,
+)
 from .device import resolve_device
-from .dynamics import check_divergence
+from .dynamics import simulate_W
 
 
 @dataclass(frozen=True)
@@ -64,10 +67,9 @@ def scaled_nqf_problem(d: int, alpha_A: float, alpha_B: float, *, alpha_g: float
     """
     d = require_positive_int("d", d)
     n, p = require_positive_int("n", n), require_positive_int("p", p)
-    for name, v in (("alpha_A", alpha_A), ("alpha_B", alpha_B), ("alpha_g", alpha_g)):
-        if not math.isfinite(float(v)):
-            raise ValueError(f"argument `{name}`: expected a finite number, got {v!r}")
-    gen = torch.Generator().manual_seed(int(seed))
+    alpha_A, alpha_B = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
+    alpha_g = require_real("alpha_g", alpha_g)
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
     g0 = torch.randn(n, p, generator=gen, dtype=torch.float64) / math.sqrt(p)
     B0, A0 = _symmetric(gen, n, p), _symmetric(gen, n, p)
     c = torch.randn(p, generator=gen, dtype=torch.float64)
@@ -75,13 +77,6 @@ def scaled_nqf_problem(d: int, alpha_A: float, alpha_B: float, *, alpha_g: float
     dev = resolve_device(device)
     return GeneralNQF(g=(d ** -alpha_g * g0).to(dev), B=(d ** -alpha_B * B0).to(dev),
                       A=(d ** -alpha_A * A0).to(dev), y=y.to(dev), d=d)
-
-
-def nqf_output(problem: GeneralNQF, W: torch.Tensor) -> torch.Tensor:
-    """f_mu = g_mu.mu + mu^T B_mu mu + Tr[W^T A_mu W] for W (p, d), shape (n,) (Chapter 7)."""
-    mu = W.sum(dim=1)
-    return (problem.g @ mu + torch.einsum("p,npq,q->n", mu, problem.B, mu)
-            + torch.einsum("pi,npq,qi->n", W, problem.A, W))
 
 
 def unit_gradients(problem: GeneralNQF, W: torch.Tensor) -> torch.Tensor:
@@ -93,6 +88,7 @@ def unit_gradients(problem: GeneralNQF, W: torch.Tensor) -> torch.Tensor:
 
 def nqf_ntk(problem: GeneralNQF, W: Any) -> torch.Tensor:
     """Theta_{mu nu} = sum_i grad_{w_i} f_mu . grad_{w_i} f_nu, shape (n, n) (Chapter 7)."""
+    _check_problem(problem)
     W = as_tensor("W", W, ndim=2, dtype=problem.g.dtype, device=problem.g.device)
     if W.shape[0] != problem.g.shape[1]:
         raise ValueError(f"argument `W`: expected {problem.g.shape[1]} rows, got {tuple(W.shape)}")
@@ -121,36 +117,37 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
     """Relative NTK change while gradient descent halves the loss (Chapter 7).
 
     Trains W (p, d), initialised with i.i.d. N(0, init_scale^2 / d) entries (near zero), by GD on
-    L = (1/2n) sum (f - y)^2, dL/dw_i = (1/n) sum_mu r_mu (u_mu + 2 A_mu w_i), until L <= loss_fraction
-    L(0), and returns ||Theta(T) - Theta(0)||_F / ||Theta(0)||_F.
+    L = (1/2n) sum (f - y)^2 (:func:`nqf_mini.simulate_W` with the g and B terms, stopped at the
+    first step with L <= loss_fraction L(0)), and returns ||Theta(T) - Theta(0)||_F / ||Theta(0)||_F.
 
     Raises:
         DivergenceError: if the loss blows up (with a smaller lr to try).
         ValueError: if the loss does not reach the fraction within ``max_steps``.
     """
+    _check_problem(problem)
     init_scale = require_positive("init_scale", init_scale)
-    lr = require_positive("lr", lr)
     max_steps = require_positive_int("max_steps", max_steps)
-    if not 0 < loss_fraction < 1:
-        raise ValueError(f"argument `loss_fraction`: expected a number in (0, 1), got {loss_fraction!r}")
-    p, d, n = problem.g.shape[1], problem.d, problem.g.shape[0]
-    gen = torch.Generator().manual_seed(int(seed))
-    W = (torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)).to(
+    loss_fraction = require_fraction("loss_fraction", loss_fraction)
+    p, d = problem.g.shape[1], problem.d
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    W0 = (torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)).to(
         problem.g.device)
-    theta0 = nqf_ntk(problem, W)
-    loss0 = None
-    for step in range(max_steps + 1):
-        r = nqf_output(problem, W) - problem.y
-        loss = 0.5 * float(r.square().mean())
-        loss0 = loss if loss0 is None else loss0
-        check_divergence(step, loss, loss0, lr)
-        if loss <= loss_fraction * loss0:
-            drift = (nqf_ntk(problem, W) - theta0).norm() / theta0.norm()
-            return NTKDrift(float(drift), lr * step, loss0, loss)
-        grad = torch.einsum("n,npd->pd", r / n, unit_gradients(problem, W))
-        W = W - lr * grad
-    raise ValueError(f"argument `max_steps`: the loss fell only to {loss / loss0:.3g} of its initial "
-                     f"value in {max_steps} steps; raise max_steps or lr")
+    run = simulate_W(problem.A, problem.y, W0, lr, max_steps, g=problem.g, B=problem.B,
+                     stop_below=loss_fraction)
+    steps = run.loss.shape[0] - 1
+    if run.loss[-1] > loss_fraction * run.loss[0]:
+        raise ValueError(f"argument `max_steps`: the loss fell only to "
+                         f"{run.loss[-1] / run.loss[0]:.3g} of its initial value in {max_steps} "
+                         "steps; raise max_steps or lr")
+    theta0 = nqf_ntk(problem, W0)
+    drift = (nqf_ntk(problem, run.W) - theta0).norm() / theta0.norm()
+    return NTKDrift(float(drift), lr * steps, float(run.loss[0]), float(run.loss[-1]))
+
+
+def _check_problem(problem: Any) -> None:
+    if not isinstance(problem, GeneralNQF):
+        raise TypeError(f"argument `problem`: expected a GeneralNQF (from scaled_nqf_problem), "
+                        f"got {describe(problem)}")
 
 
 @dataclass(frozen=True)
@@ -171,13 +168,14 @@ class DriftScaling:
 
 def predicted_drift_exponent(alpha_A: float, alpha_B: float) -> float:
     """The exponent of the fragment's bound O(d^{1 - alpha_B} + d^{-alpha_A}): max(1 - alpha_B, -alpha_A)."""
-    return max(1.0 - float(alpha_B), -float(alpha_A)) + 0.0      # + 0.0: no negative zero
+    a, b = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
+    return max(1.0 - b, -a) + 0.0                                # + 0.0: no negative zero
 
 
 def ntk_regime(alpha_A: float, alpha_B: float) -> str:
     """The fragment's classification: "lazy" (alpha_A > 0 and alpha_B > 1), "feature" (alpha_A = 0
     or 1/2 <= alpha_B <= 1), else "unclassified" (e.g. alpha_B < 1/2 or alpha_A < 0) (Chapter 7)."""
-    a, b = float(alpha_A), float(alpha_B)
+    a, b = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
     if a > 0 and b > 1:
         return "lazy"
     if a == 0 or 0.5 <= b <= 1:
@@ -192,6 +190,7 @@ def drift_scaling(alpha_A: float, alpha_B: float, widths: Sequence[int] = (16, 6
     Keyword arguments go to :func:`scaled_nqf_problem` (n, p, alpha_g) and :func:`ntk_drift`
     (init_scale, loss_fraction, lr, max_steps).
     """
+    alpha_A, alpha_B = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
     widths = [require_positive_int("widths", w) for w in widths]
     if len(widths) < 2:
         raise ValueError(f"argument `widths`: expected at least two widths, got {widths}")

@@ -18,14 +18,13 @@ costs O(p) gradient evaluations of f.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-from ._validate import FLOAT_DTYPES, as_tensor, require_positive_int, require_shape
+from ._modules import Module, evaluate, prepare_call, scalar_output
+from ._validate import as_tensor, require_dtype, require_positive, require_positive_int, require_shape
 from .device import resolve_device
-
-Module = Callable[[torch.Tensor, Any], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -61,36 +60,6 @@ class QuadraticExpansion:
         return out if drop_linear else out + self.g @ mu
 
 
-def _cast(x: Any, dtype: torch.dtype, device: torch.device) -> Any:
-    """Move every floating tensor inside ``x`` (tensors, tuples, lists, dicts) to dtype/device."""
-    if isinstance(x, torch.Tensor):
-        return x.to(device=device, dtype=dtype) if x.is_floating_point() else x.to(device=device)
-    if isinstance(x, (tuple, list)):
-        return type(x)(_cast(v, dtype, device) for v in x)
-    if isinstance(x, dict):
-        return {k: _cast(v, dtype, device) for k, v in x.items()}
-    return x
-
-
-def _input_device(x: Any) -> torch.device | None:
-    if isinstance(x, torch.Tensor):
-        return x.device
-    if isinstance(x, (tuple, list)):
-        return next((d for d in map(_input_device, x) if d is not None), None)
-    if isinstance(x, dict):
-        return _input_device(list(x.values()))
-    return None
-
-
-def _check_output(out: Any) -> torch.Tensor:
-    if not isinstance(out, torch.Tensor):
-        raise TypeError(f"argument `f`: expected f(W, x) to return a tensor, got {type(out).__name__}")
-    if out.numel() != 1:
-        raise ValueError(f"argument `f`: expected f(W, x) to return a scalar, "
-                         f"got a tensor of shape {tuple(out.shape)}")
-    return out.reshape(())
-
-
 def _default_atol(dtype: torch.dtype) -> float:
     return 1e3 * torch.finfo(dtype).eps
 
@@ -111,19 +80,18 @@ def two_unit_derivatives(
     """
     p = require_positive_int("p", p)
     d = require_positive_int("d", d, minimum=2)
-    if dtype not in FLOAT_DTYPES:
-        raise TypeError(f"argument `dtype`: expected torch.float32 or torch.float64, got {dtype}")
-    dev = _input_device(x) if device is None else resolve_device(device)
-    dev = dev if dev is not None else torch.device("cpu")
-    x = _cast(x, dtype, dev)
+    require_dtype(dtype)
+    x, dev = prepare_call(f, x, dtype, None if device is None else resolve_device(device))
     rest = torch.zeros(p, d - 2, dtype=dtype, device=dev)
 
+    def weights(w: torch.Tensor) -> torch.Tensor:
+        return torch.cat([w.reshape(2, p).T, rest], dim=1)  # (p, d): units 1, 2 from w
+
     def restricted(w: torch.Tensor) -> torch.Tensor:
-        W = torch.cat([w.reshape(2, p).T, rest], dim=1)     # (p, d): units 1, 2 from w
-        return _check_output(f(W, x))
+        return scalar_output(f(weights(w), x))
 
     w0 = torch.zeros(2 * p, dtype=dtype, device=dev)
-    f0 = restricted(w0).detach()
+    f0 = evaluate(f, weights(w0), x).detach()               # reports a bad x naming it
     w = w0.clone().requires_grad_(True)
     out = restricted(w)
     grad = torch.autograd.grad(out, w, allow_unused=True)[0] if out.requires_grad else None
@@ -160,6 +128,8 @@ def quadratic_expansion(
         atol: tolerance for "zero" (default 1000 machine epsilons of ``dtype``, relative to scale).
     """
     f0, grad, H = two_unit_derivatives(f, x, p, d, dtype=dtype, device=device)
+    if atol is not None:
+        atol = require_positive("atol", atol)
     P, Q, Q21, P22 = H[:p, :p], H[:p, p:], H[p:, :p], H[p:, p:]
     scale = max(1.0, H.abs().max().item(), grad.abs().max().item())
     tol = (atol if atol is not None else _default_atol(dtype)) * scale
@@ -225,9 +195,19 @@ def structure_matrices(
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """Stack A(x_mu) over a sequence of inputs: returns a tensor of shape (n, p, p)."""
-    mats = [structure_matrix(f, x, p, d, dtype=dtype, device=device) for x in xs]
-    if not mats:
-        raise ValueError("argument `xs`: expected at least one input, got an empty sequence")
+    if isinstance(xs, (str, bytes)) or not hasattr(xs, "__len__") or len(xs) == 0:
+        raise ValueError(f"argument `xs`: expected a non-empty sequence of inputs, got "
+                         f"{type(xs).__name__}")
+    if isinstance(xs, torch.Tensor):
+        xs = as_tensor("xs", xs)
+    mats = []
+    for i, x in enumerate(xs):
+        try:
+            mats.append(structure_matrix(f, x, p, d, dtype=dtype, device=device))
+        except (ValueError, TypeError) as exc:
+            if "argument `x`" not in str(exc):
+                raise
+            raise type(exc)(f"argument `xs`: input {i}: {exc}") from exc
     return torch.stack(mats)
 
 
@@ -235,7 +215,8 @@ def nqf_value(M: torch.Tensor, A: torch.Tensor, f0: float | torch.Tensor = 0.0) 
     """f0 + Tr[M A] for one A of shape (p, p) or a batch of shape (n, p, p) (returns (n,))."""
     M = as_tensor("M", M, ndim=2)
     A = as_tensor("A", A, dtype=M.dtype, device=M.device)
-    if A.shape[-2:] != M.shape:
-        raise ValueError(f"argument `A`: expected trailing shape {tuple(M.shape)} to match `M`, "
-                         f"got {tuple(A.shape)}")
+    if A.ndim not in (2, 3) or A.shape[-2:] != M.shape:
+        raise ValueError(f"argument `A`: expected shape {tuple(M.shape)} or (n, *{tuple(M.shape)}) "
+                         f"to match `M`, got {tuple(A.shape)}")
+    f0 = as_tensor("f0", f0, dtype=M.dtype, device=M.device)
     return f0 + torch.einsum("...pq,qp->...", A, M)

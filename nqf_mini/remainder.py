@@ -19,9 +19,11 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ._validate import as_tensor
-from .networks import relative_gap, two_layer_output
-from .quadratic_form import Module, QuadraticExpansion, _cast, _check_output, quadratic_expansion
+from ._modules import Module, evaluate, prepare_call
+from ._validate import as_tensor, require_positive, require_positive_int, require_shape, to_numpy
+from .agreement import relative_gap
+from .networks import two_layer_output
+from .quadratic_form import QuadraticExpansion, quadratic_expansion
 
 DEFAULT_SCALES = tuple(np.geomspace(1e-3, 3e-2, 9))
 
@@ -50,8 +52,8 @@ class RemainderFit:
 
 
 def _positive_scales(scales: Sequence[float]) -> np.ndarray:
-    s = np.asarray(scales, dtype=float)
-    if s.ndim != 1 or s.size < 2 or not np.all(s > 0):
+    s = to_numpy(as_tensor("scales", scales, ndim=1))
+    if s.size < 2 or not np.all(s > 0):
         raise ValueError(f"argument `scales`: expected at least two positive numbers, got {s!r}")
     return s
 
@@ -68,12 +70,16 @@ def remainder_curve(
     """
     W = as_tensor("W", W, ndim=2, dtype=torch.float64)
     s = _positive_scales(scales)
-    exp = expansion or quadratic_expansion(f, x, W.shape[0], d, device=W.device)
-    xs = _cast(x, torch.float64, W.device)
+    xs, _ = prepare_call(f, x, torch.float64, W.device)
+    if expansion is None:
+        expansion = quadratic_expansion(f, xs, W.shape[0], require_positive_int("d", d, minimum=2),
+                                        device=W.device)
+    exp = expansion
+    require_shape("W", W, (exp.A.shape[0], None))
     rem, sig = [], []
     with torch.no_grad():
         for si in s:
-            value = _check_output(f(si * W, xs))
+            value = evaluate(f, si * W, xs)
             rem.append((value - exp.predict(si * W, drop_linear=drop_linear)).abs().item())
             sig.append((value - exp.f0).abs().item())
     return np.array(rem), np.array(sig)
@@ -86,7 +92,8 @@ def remainder_order(
 ) -> RemainderFit:
     """Fit the log-log slope of R(s) (see :func:`remainder_curve`); Theorem 1 predicts >= 3."""
     rem, sig = remainder_curve(f, x, W, scales, expansion, drop_linear=drop_linear, d=d)
-    s = np.asarray(scales, dtype=float)
+    s = _positive_scales(scales)
+    exact_tol = require_positive("exact_tol", exact_tol)
     relative = rem / np.maximum(sig, 1e-300)
     if np.all(relative <= exact_tol):
         return RemainderFit(s, rem, relative, math.nan, True)
@@ -122,10 +129,9 @@ def trajectory_remainder(U_traj: Any, V_traj: Any, X: Any, activation: str = "ta
     """
     U_traj = as_tensor("U_traj", U_traj, ndim=3)
     V_traj = as_tensor("V_traj", V_traj, ndim=3, dtype=U_traj.dtype, device=U_traj.device)
-    if V_traj.shape[0] != U_traj.shape[0]:
-        raise ValueError(f"argument `V_traj`: expected {U_traj.shape[0]} recorded steps like "
-                         f"`U_traj`, got shape {tuple(V_traj.shape)}")
+    require_shape("V_traj", V_traj, (U_traj.shape[0], U_traj.shape[2], None))
     X = as_tensor("X", X, ndim=2, dtype=U_traj.dtype, device=U_traj.device)
+    require_shape("X", X, (None, U_traj.shape[1]))
     with torch.no_grad():
         F, Q = zip(*(_two_layer_pair(U, V, X, activation) for U, V in zip(U_traj, V_traj)))
     return relative_gap(torch.stack(Q), torch.stack(F))            # rms |F - Q| / rms |F| per step
@@ -166,6 +172,9 @@ def scaled_remainder(U: Any, V: Any, X: Any, scales: Sequence[float],
     U = as_tensor("U", U, ndim=2, dtype=torch.float64)
     V = as_tensor("V", V, dtype=torch.float64, device=U.device)
     X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=U.device)
+    V = V[:, None] if V.ndim == 1 else V
+    require_shape("V", V, (U.shape[1], None))
+    require_shape("X", X, (None, U.shape[0]))
     s = _positive_scales(scales)
     rem, rel = [], []
     with torch.no_grad():

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ._validate import require_positive, require_positive_int
+from ._validate import (
+    describe, require_fraction, require_positive, require_positive_int, require_seed,
+)
 from .device import resolve_device
 
 
@@ -78,6 +80,20 @@ def fourier_features(K: int, N: int, theta: float, beta: float,
     return FourierData(angles=angles, basis=basis, s=s, b=b, X=basis * s, y=basis @ b, Y=basis * b)
 
 
+def fourier_modes(data: FourierData, d: int, sigma: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(zeta_k, u_k(0)) of the one-output-per-mode network on ``data`` (Chapter 6, our estimate).
+
+    Mode k of F = V^T phi(U^T x) with targets Y_k = b_k phi_k grows at zeta_k = 2 s_k b_k (its
+    balanced dynamics p_k' = 2 |p_k| (s_k b_k - s_k^2 p_k), capacity b_k / s_k), and from i.i.d.
+    N(0, sigma^2) weights over d units its growing direction starts at
+    u_k(0) ~ (d sigma^2 / 2) s_k / b_k of that capacity. Both have shape (K,).
+    """
+    if not isinstance(data, FourierData):
+        raise TypeError(f"argument `data`: expected FourierData, got {describe(data)}")
+    d, sigma = require_positive_int("d", d), require_positive("sigma", sigma)
+    return 2 * data.s * data.b, d * sigma ** 2 / 2 * data.s / data.b
+
+
 @dataclass(frozen=True)
 class OrthonormalSamples:
     """Orthonormal-input samples x_mu = s_mu o_mu (Chapter 6).
@@ -107,12 +123,13 @@ def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = No
     p = n if p is None else require_positive_int("p", p)
     if p < n:
         raise ValueError(f"argument `p`: expected p >= n = {n} (n orthonormal directions in R^p), got {p}")
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
     Q, R = torch.linalg.qr(torch.randn(p, p, generator=gen, dtype=torch.float64))
     Q = Q * torch.sign(torch.diagonal(R))                                 # a unique, Haar-like Q
+    gamma1 = require_positive("gamma1", gamma1)
     mu = torch.arange(1, n + 1, dtype=torch.float64)
-    y = mu ** -float(gamma1)
-    s = mu ** ((float(gamma1) - require_positive("gamma2", gamma2)) / 2.0)
+    y = mu ** -gamma1
+    s = mu ** ((gamma1 - require_positive("gamma2", gamma2)) / 2.0)
     O = Q[:n]
     dev = resolve_device(device)
     return OrthonormalSamples(X=(s[:, None] * O).to(dev), y=y.to(dev), s=s.to(dev), O=O.to(dev))
@@ -127,9 +144,11 @@ def proportional_init(samples: OrthonormalSamples, eps: float, d: int, seed: int
     to capacity"). An i.i.d. initialisation instead gives every sample the same z_mu(0), so the
     later samples, whose capacities are smaller, start closer to their targets.
     """
-    eps = require_positive("eps", eps)
+    if not isinstance(samples, OrthonormalSamples):
+        raise TypeError(f"argument `samples`: expected OrthonormalSamples, got {describe(samples)}")
+    eps = require_fraction("eps", eps)
     d = require_positive_int("d", d)
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
     n = samples.y.shape[0]
     G = (torch.randint(0, 2, (n, d), generator=gen).to(torch.float64) * 2.0 - 1.0)
     zstar = (samples.y / samples.s ** 2).cpu()

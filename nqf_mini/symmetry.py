@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 
-from ._validate import require_positive, require_positive_int
-from .quadratic_form import Module, _cast, _check_output, _input_device
+from ._modules import Module, evaluate, prepare_call, scalar_output
+from ._validate import require_dtype, require_positive, require_positive_int, require_seed
 
 
 def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
@@ -22,9 +22,15 @@ def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
     return (scale * torch.randn(p, d, generator=gen, dtype=dtype)).to(device)
 
 
-def _setup(x: Any, dtype: torch.dtype) -> tuple[Any, torch.device]:
-    device = _input_device(x) or torch.device("cpu")
-    return _cast(x, dtype, device), device
+def _setup(f: Module, x: Any, p: int, d: int, trials: int, scale: float, seed: int,
+           dtype: torch.dtype) -> tuple[Any, torch.device]:
+    """Validate the common arguments; returns (x cast to dtype, device)."""
+    require_positive_int("p", p), require_positive_int("d", d, minimum=2)
+    require_positive_int("trials", trials), require_positive("scale", scale)
+    require_seed("seed", seed), require_dtype(dtype)
+    x, device = prepare_call(f, x, dtype)
+    evaluate(f, torch.zeros(p, d, dtype=dtype, device=device), x)     # reports a bad x naming it
+    return x, device
 
 
 def permutation_asymmetry(
@@ -32,15 +38,13 @@ def permutation_asymmetry(
     seed: int = 0, dtype: torch.dtype = torch.float64,
 ) -> float:
     """max |f(W P) - f(W)| / max(|f(W)|, 1) over random W (entries N(0, scale^2)) and permutations."""
-    p, d = require_positive_int("p", p), require_positive_int("d", d, minimum=2)
-    trials, scale = require_positive_int("trials", trials), require_positive("scale", scale)
-    x, device = _setup(x, dtype)
+    x, device = _setup(f, x, p, d, trials, scale, seed, dtype)
     gen = torch.Generator().manual_seed(seed + 1)
     worst = 0.0
     for t in range(trials):
         W = _random_weights(p, d, scale, seed + t, dtype, device)
         perm = torch.randperm(d, generator=gen).to(device)
-        a, b = _check_output(f(W, x)), _check_output(f(W[:, perm], x))
+        a, b = scalar_output(f(W, x)), scalar_output(f(W[:, perm], x))
         worst = max(worst, (a - b).abs().item() / max(a.abs().item(), 1.0))
     return worst
 
@@ -54,16 +58,14 @@ def zgz_violation(
     The gradient norm is divided by max(1, |grad_W f|) so that the number is scale-free; it is 0 up to
     round-off exactly when ZGZ holds.
     """
-    p, d = require_positive_int("p", p), require_positive_int("d", d, minimum=2)
-    trials, scale = require_positive_int("trials", trials), require_positive("scale", scale)
-    x, device = _setup(x, dtype)
+    x, device = _setup(f, x, p, d, trials, scale, seed, dtype)
     worst = 0.0
     for t in range(trials):
         for i in range(d):
             W = _random_weights(p, d, scale, seed + t, dtype, device)
             W[:, i] = 0.0
             W.requires_grad_(True)
-            out = _check_output(f(W, x))
+            out = scalar_output(f(W, x))
             grad = torch.autograd.grad(out, W, allow_unused=True)[0] if out.requires_grad else None
             if grad is None:
                 continue
@@ -74,10 +76,10 @@ def zgz_violation(
 def is_permutation_symmetric(f: Module, x: Any, p: int, d: int = 5, *, tol: float = 1e-10,
                              **kwargs: Any) -> bool:
     """``permutation_asymmetry(f, x, p, d) <= tol``."""
-    return permutation_asymmetry(f, x, p, d, **kwargs) <= tol
+    return permutation_asymmetry(f, x, p, d, **kwargs) <= require_positive("tol", tol)
 
 
 def satisfies_zgz(f: Module, x: Any, p: int, d: int = 3, *, tol: float = 1e-10,
                   **kwargs: Any) -> bool:
     """``zgz_violation(f, x, p, d) <= tol``."""
-    return zgz_violation(f, x, p, d, **kwargs) <= tol
+    return zgz_violation(f, x, p, d, **kwargs) <= require_positive("tol", tol)

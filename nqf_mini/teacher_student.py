@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ._validate import as_tensor, require_positive, require_positive_int
+from ._validate import as_tensor, describe, require_positive, require_positive_int, require_seed
 from .activations import get_activation
 from .device import resolve_device
 
@@ -67,8 +67,8 @@ def make_teacher(p: int = 32, k: int = 4, norm: float = 2.0, activation: str = "
     """
     p, k = require_positive_int("p", p), require_positive_int("k", k)
     norm = require_positive("norm", norm)
-    get_activation(activation)
-    gen = torch.Generator().manual_seed(int(seed))
+    get_activation(activation, "activation")
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
     U = torch.randn(p, k, generator=gen, dtype=torch.float64)
     U = norm * U / U.norm(dim=0, keepdim=True)
     dev = resolve_device(device)
@@ -80,12 +80,19 @@ def gaussian_inputs(n: int, p: int, seed: int = 0,
                     device: torch.device | str | None = None) -> torch.Tensor:
     """n i.i.d. inputs x ~ N(0, I_p), drawn on the CPU with the given seed, shape (n, p)."""
     n, p = require_positive_int("n", n), require_positive_int("p", p)
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(require_seed("seed", seed))
     return torch.randn(n, p, generator=gen, dtype=torch.float64).to(resolve_device(device))
+
+
+def _check_teacher(teacher: Any) -> None:
+    if not isinstance(teacher, Teacher):
+        raise TypeError(f"argument `teacher`: expected a Teacher (from make_teacher), got "
+                        f"{describe(teacher)}")
 
 
 def evaluation_set(teacher: Teacher, n: int = 4096, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     """A fixed test set (X (n, p), y (n,)) on which the loss is recorded (Chapter 7)."""
+    _check_teacher(teacher)
     X = gaussian_inputs(n, teacher.p, seed, teacher.U.device)
     return X, teacher(X)
 
@@ -97,6 +104,7 @@ def online_stream(teacher: Teacher, batch_size: int, steps: int,
     All ``steps`` batches are drawn at once (so the stream is the same for every model trained on
     it and for every device) and step t reads batch t. Pass it as ``train_two_layer(stream=...)``.
     """
+    _check_teacher(teacher)
     batch_size = require_positive_int("batch_size", batch_size)
     steps = require_positive_int("steps", steps)
     X = gaussian_inputs(steps * batch_size, teacher.p, seed, teacher.U.device)
@@ -124,6 +132,7 @@ def best_linear_fit(teacher: Teacher) -> tuple[torch.Tensor, float]:
     L_lin = (1/2)(E[y^2] - |beta|^2) for x ~ N(0, I_p) (module docstring). This is the lowest loss
     the NQF of a two-layer network, f = phi'(0) x^T U V, can reach on this teacher.
     """
+    _check_teacher(teacher)
     act = get_activation(teacher.activation)
     U = teacher.U.detach().double().cpu()
     v = teacher.v.detach().double().cpu()

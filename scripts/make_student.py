@@ -10,7 +10,7 @@ exercise convention gets one with no change here:
   skeleton cell: each top-level ``def`` keeps its signature, gets the docstring "Your code here."
   and the body ``raise NotImplementedError``; each name passed to a self-check that the cell does
   not define as a function becomes ``name = None  # your answer here``; the self-check calls
-  ``nqf.check.exercise(...)`` are kept as ``result = nqf.check.exercise(...)`` (no ``assert``:
+  ``check.exercise(...)`` are kept as ``result = check.exercise(...)`` (no ``assert``:
   ``result.ok`` is there for grading), so that running the
   skeleton prints "NOT YET: ..." and running a finished answer prints "PASS: ...". A solution cell
   with neither functions nor self-checks becomes a comment asking for the student's own code;
@@ -35,11 +35,11 @@ SOLUTION_TAG = "solution"
 SKELETON_TAG = "exercise-skeleton"
 NOTE_TAG = "student-note"
 FENCE = re.compile(r"^(\s*)(`{3,}|:{3,})\s*\{(solution|solution-start|solution-end)\}")
-CHECK_NAMES = {"exercise"}          # nqf.check.exercise / check.exercise / exercise
+CHECK_NAMES = {"exercise"}          # check.exercise / exercise
 
 NOTE = """> **Student edition.** The solutions of this chapter's exercises have been removed. Each
 > coding exercise has a skeleton cell: replace every `raise NotImplementedError` (or `None`) with
-> your answer and run the cell; its self-check `nqf.check.exercise(...)` prints `PASS: ...`, or
+> your answer and run the cell; its self-check `check.exercise(...)` prints `PASS: ...`, or
 > `NOT YET: ...` with what is wrong. The figures and checks of the lecture part are shown as they
 > were computed; re-run the notebook from the top to reproduce them."""
 

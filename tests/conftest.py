@@ -27,7 +27,7 @@ def assert_feedback(label, right, wrong_answers):
 
     `wrong_answers` maps a phrase that the feedback must contain to an answer with that mistake.
     """
-    from nqf_mini.check import exercise
+    from nqf_mini.course.check import exercise
 
     assert exercise(label, right, quiet=True).ok
     for phrase, wrong in wrong_answers.items():

@@ -100,7 +100,7 @@ def _chapter_status():
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_exercise_convention(path):
     """Each exercise: a label ex-ch<N>-..., a difficulty and kind; coding ones a registered check."""
-    from nqf_mini.check import CHECKS
+    from nqf_mini.course.check import CHECKS
 
     number = int(path.stem.split("_")[0])
     found = _chapter_status().exercises(nbformat.read(path, as_version=4))

@@ -14,8 +14,7 @@ The closed forms are derived in Chapters 1 and 2 and tested against autograd. Ad
 architecture is one decorated class; nothing elsewhere branches on names.
 """
 
-from .base import (ARCHITECTURES, Architecture, _gaussian, _phi_derivatives, make_architecture,
-                   register)
+from .base import ARCHITECTURES, Architecture, make_architecture, register
 from .mlp import TwoLayerMLP
 from .cnn import ConvNet1D, patch_matrix
 from .attention import MultiHeadAttention, QKAttention

@@ -17,7 +17,8 @@ import torch
 
 from .._validate import require_positive_int
 from ..blocks import offdiag
-from .base import Architecture, _columns, _gaussians, register
+from ._helpers import gaussians, unit_blocks
+from .base import Architecture, register
 
 Tokens = tuple[torch.Tensor, torch.Tensor]                 # (query x (n,), tokens X (n, N))
 Labelled = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # (query x, tokens X, labels y (N,))
@@ -80,10 +81,10 @@ class MultiHeadAttention(Architecture):
     def heads(self, W: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Split W (p, d) into Q, K (d, h, n), V (d, h_v, n) and v (d, h_v)."""
         hn, vn = self.h * self.n_in, self.h_v * self.n_in
-        Q = _columns(W, 0, (self.h, self.n_in))
-        K = _columns(W, hn, (self.h, self.n_in))
-        V = _columns(W, 2 * hn, (self.h_v, self.n_in))
-        v = _columns(W, 2 * hn + vn, (self.h_v,))
+        Q = unit_blocks(W, 0, (self.h, self.n_in))
+        K = unit_blocks(W, hn, (self.h, self.n_in))
+        V = unit_blocks(W, 2 * hn, (self.h_v, self.n_in))
+        v = unit_blocks(W, 2 * hn + vn, (self.h_v,))
         return Q, K, V, v
 
     def f(self, W: torch.Tensor, x: Tokens) -> torch.Tensor:
@@ -114,7 +115,7 @@ class MultiHeadAttention(Architecture):
         return torch.einsum("dn,nm,dm->d", vV, sigma, qk) / math.sqrt(self.h)
 
     def sample_input(self, seed: int = 0) -> Tokens:
-        return _gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens))
+        return gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens))
 
 
 @register
@@ -163,8 +164,8 @@ class QKAttention(Architecture):
 
     def f(self, W: torch.Tensor, x: Labelled) -> torch.Tensor:
         q, X, y = x
-        Q = _columns(W, 0, (self.h, self.n_in))             # (d, h, n)
-        K = _columns(W, self.h * self.n_in, (self.h, self.n_in))
+        Q = unit_blocks(W, 0, (self.h, self.n_in))             # (d, h, n)
+        K = unit_blocks(W, self.h * self.n_in, (self.h, self.n_in))
         return torch.sum(torch.softmax(_scores(Q, K, q, X), dim=-1) @ y)
 
     def label_covariance(self, x: Labelled) -> torch.Tensor:
@@ -182,4 +183,4 @@ class QKAttention(Architecture):
         return self.n_heads * x[2].mean()
 
     def sample_input(self, seed: int = 0) -> Labelled:
-        return _gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens), (self.n_tokens,))
+        return gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens), (self.n_tokens,))

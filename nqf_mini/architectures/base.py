@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 
 import torch
 
-from ..activations import Activation
 from ..quadratic_form import QuadraticExpansion
 
 ARCHITECTURES: dict[str, type["Architecture"]] = {}
@@ -31,9 +30,15 @@ def register(cls: type["Architecture"]) -> type["Architecture"]:
 
 def make_architecture(name: str, **params: Any) -> "Architecture":
     """Instantiate a registered architecture: ``make_architecture('mlp', n_in=3, phi='tanh')``."""
-    if name not in ARCHITECTURES:
+    if not isinstance(name, str) or name not in ARCHITECTURES:
         raise ValueError(f"argument `name`: expected one of {sorted(ARCHITECTURES)}, got {name!r}")
-    return ARCHITECTURES[name](**params)
+    cls = ARCHITECTURES[name]
+    known = set(getattr(cls, "__dataclass_fields__", {}))
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise TypeError(f"argument `{unknown[0]}`: architecture {name!r} has no parameter "
+                        f"{unknown[0]!r}; its parameters are {sorted(known)}")
+    return cls(**params)
 
 
 class Architecture:
@@ -89,51 +94,3 @@ class Architecture:
         cast = dict(dtype=A.dtype, device=A.device)
         return QuadraticExpansion(f0=self.f0(x).to(**cast), g=self.g(x).to(**cast), A=A,
                                   B=self.B(x).to(**cast), atol=1e3 * torch.finfo(A.dtype).eps)
-
-
-def _phi_derivatives(act: Activation, at: float) -> tuple[float, float, float]:
-    """phi(at), phi'(at), phi''(at): exact table values at 0, autograd elsewhere."""
-    if at == 0.0:
-        return act.phi0, act.phi1, act.phi2
-    z = torch.tensor(at, dtype=torch.float64, requires_grad=True)
-    v = act(z)
-    d1 = torch.autograd.grad(v, z, create_graph=True)[0]
-    d2 = torch.autograd.grad(d1, z)[0]
-    return v.item(), d1.item(), d2.item()
-
-
-def _activation_remainder_order(act: Activation, at: float = 0.0) -> int | None:
-    """Remainder order of sum_i v_i phi(u_i . z + at): 2 (not smooth), None (linear), 3 or 4."""
-    if not act.smooth:
-        return 2
-    if act.name == "linear":
-        return None
-    return 4 if _phi_derivatives(act, at)[2] == 0.0 else 3
-
-
-def _gaussian(shape: tuple[int, ...], seed: int) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-
-
-def _gaussians(seed: int, *shapes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
-    """Several float64 Gaussian tensors drawn in order from one seeded generator."""
-    gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(*s, generator=gen, dtype=torch.float64) for s in shapes)
-
-
-def _columns(W: torch.Tensor, start: int, shape: tuple[int, ...]) -> torch.Tensor:
-    """Rows start : start + prod(shape) of W (p, d), one block per unit: returns (d, *shape).
-
-    Unit i's block is ``W[start:stop, i].reshape(shape)`` (row-major vec), so a matrix Q of shape
-    (h, n) sits in the unit as vec Q with Q[r, a] at position r * n + a.
-    """
-    size = 1
-    for s in shape:
-        size *= s
-    return W[start:start + size].T.reshape(W.shape[1], *shape)
-
-
-def _require_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"argument `{name}`: expected one of {list(choices)}, got {value!r}")
-

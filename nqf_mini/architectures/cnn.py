@@ -7,11 +7,11 @@ from typing import ClassVar
 
 import torch
 
-from .._validate import require_positive_int
+from .._validate import require_choice, require_positive_int
 from ..activations import Activation, get_activation
 from ..blocks import offdiag
-from .base import (Architecture, _activation_remainder_order, _columns, _gaussian,
-                   _require_choice, register)
+from ._helpers import activation_remainder_order, gaussian, unit_blocks
+from .base import Architecture, register
 
 
 def patch_matrix(x: torch.Tensor, k: int, padding: str = "valid") -> torch.Tensor:
@@ -66,8 +66,8 @@ class ConvNet1D(Architecture):
     def __post_init__(self) -> None:
         for arg in ("c_in", "length", "k"):
             require_positive_int(arg, getattr(self, arg))
-        _require_choice("padding", self.padding, ("valid", "circular"))
-        _require_choice("readout", self.readout, ("global", "per_position"))
+        require_choice("padding", self.padding, ("valid", "circular"))
+        require_choice("readout", self.readout, ("global", "per_position"))
         if self.k > self.length:
             raise ValueError(f"argument `k`: expected a filter width <= length = {self.length}, "
                              f"got {self.k}")
@@ -95,14 +95,14 @@ class ConvNet1D(Architecture):
 
     @property
     def remainder_order(self) -> int | None:
-        return _activation_remainder_order(self.act)
+        return activation_remainder_order(self.act)
 
     def patches(self, x: torch.Tensor) -> torch.Tensor:
         """Pi(x), shape (C_in k, P)."""
         return patch_matrix(x, self.k, self.padding)
 
     def f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        U = _columns(W, 0, (self._q,))                     # (d, C_in k)
+        U = unit_blocks(W, 0, (self._q,))                     # (d, C_in k)
         h = self.act(U @ self.patches(x))                  # (d, P)
         if self.readout == "global":
             return W[self._q] @ h.sum(dim=1)
@@ -121,4 +121,4 @@ class ConvNet1D(Architecture):
         return out
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        return _gaussian((self.c_in, self.length), seed)
+        return gaussian((self.c_in, self.length), seed)

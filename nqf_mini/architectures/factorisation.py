@@ -14,7 +14,8 @@ import torch
 
 from .._validate import require_positive_int
 from ..blocks import offdiag
-from .base import Architecture, _gaussian, _gaussians, register
+from ._helpers import gaussian, gaussians
+from .base import Architecture, register
 
 
 class _ExactlyQuadratic(Architecture):
@@ -48,7 +49,7 @@ class PhaseRetrieval(_ExactlyQuadratic):
         return torch.outer(x, x)
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        return _gaussian((self.n_in,), seed)
+        return gaussian((self.n_in,), seed)
 
 
 @register
@@ -74,7 +75,7 @@ class SymmetricSensing(_ExactlyQuadratic):
         return (x + x.T) / 2
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        return _gaussian((self.n, self.n), seed)
+        return gaussian((self.n, self.n), seed)
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ class AsymmetricSensing(_TwoFactors):
         return offdiag(x.T)
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        return _gaussian((self.n, self.m), seed)
+        return gaussian((self.n, self.m), seed)
 
 
 @register
@@ -168,7 +169,7 @@ class Word2Vec(_TwoFactors):
         return offdiag(torch.outer(*x))
 
     def sample_input(self, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        return _gaussians(seed, (self.m,), (self.n,))
+        return gaussians(seed, (self.m,), (self.n,))
 
 
 @register
@@ -209,4 +210,4 @@ class DeepLinear(_ExactlyQuadratic):
         return offdiag(torch.outer(x, self._w3(x)))
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        return _gaussian((self.n_in,), seed)
+        return gaussian((self.n_in,), seed)

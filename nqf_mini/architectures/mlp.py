@@ -7,9 +7,11 @@ from typing import ClassVar
 
 import torch
 
+from .._validate import require_choice, require_positive_int, require_real
 from ..activations import Activation, get_activation
 from ..blocks import offdiag
-from .base import Architecture, _activation_remainder_order, _gaussian, _phi_derivatives, register
+from ._helpers import activation_remainder_order, gaussian, phi_derivatives
+from .base import Architecture, register
 
 
 @register
@@ -37,9 +39,9 @@ class TwoLayerMLP(Architecture):
     b0: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.bias not in ("none", "trainable", "frozen"):
-            raise ValueError(f"argument `bias`: expected 'none', 'trainable' or 'frozen', "
-                             f"got {self.bias!r}")
+        require_positive_int("n_in", self.n_in)
+        require_choice("bias", self.bias, ("none", "trainable", "frozen"))
+        require_real("b0", self.b0)
         get_activation(self.phi)
 
     @property
@@ -56,11 +58,11 @@ class TwoLayerMLP(Architecture):
 
     @property
     def zgz(self) -> bool:
-        return _phi_derivatives(self.act, self._b)[0] == 0.0
+        return phi_derivatives(self.act, self._b)[0] == 0.0
 
     @property
     def remainder_order(self) -> int | None:
-        return _activation_remainder_order(self.act, self._b)
+        return activation_remainder_order(self.act, self._b)
 
     def f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         U, v = W[: self.n_in], W[-1]                         # (n_in, d), (d,)
@@ -72,11 +74,11 @@ class TwoLayerMLP(Architecture):
         return torch.cat([x, x.new_ones(1)]) if self.bias == "trainable" else x
 
     def A(self, x: torch.Tensor) -> torch.Tensor:
-        return _phi_derivatives(self.act, self._b)[1] * offdiag(self._z(x))
+        return phi_derivatives(self.act, self._b)[1] * offdiag(self._z(x))
 
     def g(self, x: torch.Tensor) -> torch.Tensor:
         out = torch.zeros(self.p, dtype=x.dtype, device=x.device)
-        out[-1] = _phi_derivatives(self.act, self._b)[0]
+        out[-1] = phi_derivatives(self.act, self._b)[0]
         return out
 
     def B(self, x: torch.Tensor) -> torch.Tensor:
@@ -86,4 +88,4 @@ class TwoLayerMLP(Architecture):
         return torch.zeros((), dtype=x.dtype, device=x.device)
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        return _gaussian((self.n_in,), seed)
+        return gaussian((self.n_in,), seed)

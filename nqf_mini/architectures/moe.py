@@ -13,7 +13,8 @@ import torch
 
 from .._validate import require_positive_int
 from ..blocks import offdiag
-from .base import Architecture, _gaussian, register
+from ._helpers import gaussian
+from .base import Architecture, register
 
 
 @dataclass(frozen=True)
@@ -123,4 +124,4 @@ class MixtureOfExperts(Architecture):
         return x.new_zeros(())
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        return _gaussian((self.n_in,), seed)
+        return gaussian((self.n_in,), seed)

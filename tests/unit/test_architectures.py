@@ -15,7 +15,7 @@ import nqf_mini as nqf
 from nqf_mini.architectures import (ARCHITECTURES, Architecture, MultiHeadAttention, PhaseRetrieval,
                                     SymmetricSensing, TwoLayerMLP, make_architecture, patch_matrix,
                                     register)
-from nqf_mini.quadratic_form import _cast
+from nqf_mini._modules import cast_input as _cast
 
 CASES = [
     ("mlp", {}),

@@ -2,7 +2,8 @@
 
 import torch
 
-from nqf_mini.check import _EQUIVARIANT, CHECKS, exercise
+from nqf_mini.course.check import CHECKS, exercise
+from nqf_mini.course.checks_ch3 import _EQUIVARIANT
 
 from ..conftest import assert_feedback
 

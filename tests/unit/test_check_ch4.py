@@ -4,7 +4,7 @@ import itertools
 
 import torch
 
-from nqf_mini.check import CHECKS, exercise
+from nqf_mini.course.check import CHECKS, exercise
 
 from ..conftest import assert_feedback
 

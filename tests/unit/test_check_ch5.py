@@ -5,7 +5,7 @@ import math
 import torch
 
 import nqf_mini as nqf
-from nqf_mini.check import CHECKS, exercise
+from nqf_mini.course.check import CHECKS, exercise
 
 from ..conftest import assert_feedback
 

@@ -2,7 +2,7 @@
 
 import math
 
-from nqf_mini.check import CHECKS, exercise
+from nqf_mini.course.check import CHECKS, exercise
 
 from ..conftest import assert_feedback
 

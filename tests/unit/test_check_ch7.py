@@ -4,7 +4,7 @@ import numpy as np
 import torch
 
 import nqf_mini as nqf
-from nqf_mini.check import CHECKS, exercise
+from nqf_mini.course.check import CHECKS, exercise
 from nqf_mini.remainder import scaled_remainder
 
 from ..conftest import assert_feedback

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from nqf_mini.dynamics import DivergenceError, minibatches, simulate_M, simulate_M_mu, simulate_W
+from nqf_mini import DivergenceError, simulate_M, simulate_M_mu, simulate_W
+from nqf_mini.training import minibatches
 
 torch.set_num_threads(1)
 

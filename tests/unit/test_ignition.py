@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import nqf_mini as nqf
+from nqf_mini.ignition import predicted_ignition_time
 
 EPS = torch.logspace(-2, -8, 7, dtype=torch.float64)
 
@@ -43,7 +44,7 @@ def test_ignition_slope_of_logistics_is_one_over_zeta(device):
     exact = nqf.logistic_ignition_time(EPS.to(device)[:, None], zstar, zeta)
     assert (t_star - exact).abs().max() < 1e-3                 # interpolation on a 0.02 grid
     # the small-eps law differs from the exact time by ln(z* - eps) / zeta = O(1) only
-    gap = exact - nqf.predicted_ignition_time(zeta, EPS.to(device)[:, None])
+    gap = exact - predicted_ignition_time(zeta, EPS.to(device)[:, None])
     assert (gap - torch.log(zstar - EPS.to(device)[:, None]) / zeta).abs().max() < 1e-9
 
 
@@ -121,8 +122,8 @@ def test_mode_fractions_of_a_linear_network():
     (lambda: nqf.logistic_ignition_time(0.0, 1.0, 1.0), "`z0`"),
     (lambda: nqf.logistic_ignition_time(0.9, 1.0, 1.0), "z0 < fraction"),
     (lambda: nqf.logistic_ignition_time(0.1, 1.0, -1.0), "`zeta`"),
-    (lambda: nqf.predicted_ignition_time(1.0, 2.0), "`eps`"),
-    (lambda: nqf.predicted_ignition_time(0.0, 0.1), "`zeta`"),
+    (lambda: predicted_ignition_time(1.0, 2.0), "`eps`"),
+    (lambda: predicted_ignition_time(0.0, 0.1), "`zeta`"),
     (lambda: nqf.ignition_slope(torch.tensor([0.1, 0.1]), torch.ones(2)), "two distinct"),
     (lambda: nqf.ignition_slope(torch.tensor([0.1, 0.01]), torch.ones(3)), "`t_star`"),
     (lambda: nqf.ignition_slope(torch.tensor([0.1, 0.01]), torch.tensor([1.0, math.inf])),

@@ -4,13 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from nqf_mini import make_architecture
-from nqf_mini.dynamics import DivergenceError, simulate_W
+from nqf_mini import DivergenceError, make_architecture, simulate_W
+from nqf_mini.agreement import first_exceeding, loss_gap, relative_gap
 from nqf_mini.networks import (
     _check_model,
-    first_exceeding,
-    loss_gap,
-    relative_gap,
     _gradients,
     _loss,
     train_two_layer,
@@ -130,7 +127,7 @@ def test_divergence_raises_with_advice():
 @pytest.mark.parametrize("kwargs, phrase", [
     (dict(model="taylor"), "argument `model`"),
     (dict(model="nqf", activation="sigmoid"), "phi(0) = 0"),
-    (dict(activation="swish"), "argument `phi`"),
+    (dict(activation="swish"), "argument `activation`"),
     (dict(optimizer="lbfgs"), "argument `optimizer`"),
     (dict(batch_size=0), "argument `batch_size`"),
     (dict(batch_size=4, stream=lambda t: None), "not both"),

@@ -6,13 +6,18 @@ import pytest
 import torch
 
 from nqf_mini import ntk
-from nqf_mini.dynamics import DivergenceError
+from nqf_mini import DivergenceError
 
 
 def test_ntk_matches_autograd_jacobian():
     prob = ntk.scaled_nqf_problem(5, 0.5, 1.0, n=4, p=3, seed=2)
     W = torch.randn(3, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    J = torch.autograd.functional.jacobian(lambda w: ntk.nqf_output(prob, w), W).flatten(1)
+    def f(w):                            # f_mu = g.mu + mu^T B mu + Tr[w^T A w], written out here
+        mu = w.sum(dim=1)
+        return (prob.g @ mu + torch.einsum("p,npq,q->n", mu, prob.B, mu)
+                + torch.einsum("pi,npq,qi->n", w, prob.A, w))
+
+    J = torch.autograd.functional.jacobian(f, W).flatten(1)
     assert torch.allclose(ntk.nqf_ntk(prob, W), J @ J.T, atol=1e-12)
 
 

@@ -128,7 +128,7 @@ def test_structure_matrices_stack_and_nqf_value():
     M = W @ W.T
     direct = torch.stack([torch.trace(M @ A) for A in As])
     assert torch.allclose(nqf.nqf_value(M, As), direct, atol=1e-13)
-    with pytest.raises(ValueError, match="argument `A`: expected trailing shape \\(4, 4\\)"):
+    with pytest.raises(ValueError, match="argument `A`: expected shape \\(4, 4\\)"):
         nqf.nqf_value(M, torch.zeros(3, 3))
 
 

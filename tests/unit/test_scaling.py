@@ -1,4 +1,4 @@
-"""Closed-form scaling-law curves, the ignition window and the power-law fit (Chapter 6)."""
+"""Closed-form scaling-law curves, exponents, the ignition window and the power-law fit (Chapter 6)."""
 
 import math
 
@@ -7,13 +7,13 @@ import pytest
 import torch
 
 import nqf_mini as nqf
-from nqf_mini import scaling as S
+from nqf_mini.loss_curves import ignition_front
 from nqf_mini.spectral_data import orthonormal_samples, proportional_init
 
 
 def test_fit_power_law_recovers_exponent_and_prefactor():
     t = torch.logspace(0, 4, 50, dtype=torch.float64)
-    fit = S.fit_power_law(t, 3.0 * t ** -1.7, (10.0, 1000.0))
+    fit = nqf.fit_power_law(t, 3.0 * t ** -1.7, (10.0, 1000.0))
     assert abs(fit.exponent - 1.7) < 1e-10 and abs(fit.prefactor - 3.0) < 1e-9
     assert fit.stderr < 1e-10 and fit.n_points == int(((t >= 10) & (t <= 1000)).sum()) and fit.window == (10.0, 1000.0)
 
@@ -22,7 +22,7 @@ def test_fit_power_law_stderr_reflects_noise():
     gen = np.random.default_rng(0)
     t = np.logspace(0, 3, 200)
     loss = t ** -1.0 * np.exp(0.05 * gen.standard_normal(200))
-    fit = S.fit_power_law(t, loss, (1.0, 1000.0))
+    fit = nqf.fit_power_law(t, loss, (1.0, 1000.0))
     assert 0.0 < fit.stderr < 0.02 and abs(fit.exponent - 1.0) < 4 * fit.stderr + 1e-3
 
 
@@ -36,15 +36,15 @@ def test_fit_power_law_stderr_reflects_noise():
 ])
 def test_fit_power_law_validates(t, loss, window, phrase):
     with pytest.raises(ValueError, match="window|loss|`t`") as info:
-        S.fit_power_law(torch.tensor(t), torch.tensor(loss), window)
+        nqf.fit_power_law(torch.tensor(t), torch.tensor(loss), window)
     assert phrase in str(info.value)
 
 
 def test_closed_form_matches_logistic_and_lotka_volterra():
     K = 12
-    V, zeta, u0 = S.power_law_modes(K, 2.0, 0.8, eps=1e-3, delta=0.5)
+    V, zeta, u0 = nqf.power_law_modes(K, 2.0, 0.8, eps=1e-3, delta=0.5)
     t = torch.linspace(0.0, 60.0, 31, dtype=torch.float64)
-    E = S.logistic_loss_curve(V, zeta, u0, t)
+    E = nqf.logistic_loss_curve(V, zeta, u0, t)
     # the same modes as an LV system: zeta = 4 b, z* = b / C_kk; take C_kk = 1, so z* = b
     b = zeta / 4
     z_log = nqf.logistic(u0 * b, b, zeta, t)                              # (T, K)
@@ -55,21 +55,21 @@ def test_closed_form_matches_logistic_and_lotka_volterra():
 
 
 def test_chunking_does_not_change_the_result():
-    V, zeta, u0 = S.power_law_modes(1000, 2.0, 0.8)
+    V, zeta, u0 = nqf.power_law_modes(1000, 2.0, 0.8)
     t = torch.logspace(0, 5, 77, dtype=torch.float64)
-    whole = S.logistic_loss_curve(V, zeta, u0, t, chunk_elements=10 ** 8)
-    pieces = S.logistic_loss_curve(V, zeta, u0, t, chunk_elements=3000)
+    whole = nqf.logistic_loss_curve(V, zeta, u0, t, chunk_elements=10 ** 8)
+    pieces = nqf.logistic_loss_curve(V, zeta, u0, t, chunk_elements=3000)
     assert torch.allclose(whole, pieces, rtol=1e-13, atol=0.0)
 
 
 def test_feature_wise_exponent_finite_K_bias_and_tail():
     K = 10_000
-    V, zeta, u0 = S.power_law_modes(K, 2.0, 0.8, eps=1e-5)
-    window = S.ignition_window(u0, zeta)
+    V, zeta, u0 = nqf.power_law_modes(K, 2.0, 0.8, eps=1e-5)
+    window = nqf.ignition_window(u0, zeta)
     t = torch.logspace(math.log10(window[0]), math.log10(window[1]), 120, dtype=torch.float64)
-    raw = S.fit_power_law(t, S.feature_wise_curve(2.0, 0.8, K, t), window).exponent
-    corrected = S.fit_power_law(t, S.feature_wise_curve(2.0, 0.8, K, t, tail=True), window).exponent
-    predicted = S.feature_exponent(2.0, 0.8)
+    raw = nqf.fit_power_law(t, nqf.feature_wise_curve(2.0, 0.8, K, t), window).exponent
+    corrected = nqf.fit_power_law(t, nqf.feature_wise_curve(2.0, 0.8, K, t, tail=True), window).exponent
+    predicted = nqf.feature_exponent(2.0, 0.8)
     assert predicted == 1.25
     assert 0.005 < raw / predicted - 1 < 0.05          # finite K biases the fit upward
     assert abs(corrected / predicted - 1) < 1e-3
@@ -78,48 +78,48 @@ def test_feature_wise_exponent_finite_K_bias_and_tail():
 def test_ignition_window_and_front():
     zeta = torch.arange(1, 101, dtype=torch.float64) ** -0.8
     with pytest.raises(ValueError, match="k_max"):                 # K // 10 = 10 = k_min
-        S.ignition_window(1e-5, zeta)
-    t_min, _ = S.ignition_window(1e-5, torch.cat([zeta, zeta]) )    # K = 200: window 10..20
+        nqf.ignition_window(1e-5, zeta)
+    t_min, _ = nqf.ignition_window(1e-5, torch.cat([zeta, zeta]) )    # K = 200: window 10..20
     assert t_min == pytest.approx(math.log(1e5 - 1) * 10 ** 0.8)
-    t_min, t_max = S.ignition_window(1e-5, zeta, k_min=2, k_max=50)
+    t_min, t_max = nqf.ignition_window(1e-5, zeta, k_min=2, k_max=50)
     assert t_max == pytest.approx(math.log(1e5 - 1) * 50 ** 0.8)
-    front = S.ignition_front(torch.tensor([t_max]), 1e-5, 0.8)
+    front = ignition_front(torch.tensor([t_max]), 1e-5, 0.8)
     assert abs(front.item() - 50) < 1e-3
     with pytest.raises(ValueError, match="u0"):
-        S.half_capacity_times(0.7, zeta)
+        nqf.ignition_window(0.7, zeta)
     with pytest.raises(ValueError, match="k_max"):
-        S.ignition_window(1e-5, zeta, k_min=20, k_max=10)
+        nqf.ignition_window(1e-5, zeta, k_min=20, k_max=10)
 
 
 def test_exponent_formulas():
-    assert S.sample_exponent(1.0, 1.0) == 1.0
-    assert S.fourier_exponent(1.0, 1.0) == 0.5
-    assert S.rank_one_exponent(1.0, 1.0) == pytest.approx(2 / 3)
-    assert S.rank_one_exponent(1.0, 2.0) == 1.5
-    assert S.nonproportional_exponent(2.0, 0.8, 0.0, 1e-5, 100.0) == 1.25
+    assert nqf.sample_exponent(1.0, 1.0) == 1.0
+    assert nqf.fourier_exponent(1.0, 1.0) == 0.5
+    assert nqf.rank_one_exponent(1.0, 1.0) == pytest.approx(2 / 3)
+    assert nqf.rank_one_exponent(1.0, 2.0) == 1.5
+    assert nqf.nonproportional_exponent(2.0, 0.8, 0.0, 1e-5, 100.0) == 1.25
     with pytest.raises(ValueError, match="alpha1"):
-        S.feature_exponent(1.0, 0.8)
+        nqf.feature_exponent(1.0, 0.8)
     with pytest.raises(ValueError, match="gamma1"):
-        S.sample_exponent(0.4, 1.0)
+        nqf.sample_exponent(0.4, 1.0)
 
 
 def test_nonproportional_init_lowers_the_exponent_as_predicted():
     K, eps, delta = 10_000, 1e-5, 1.0
-    V, zeta, u0 = S.power_law_modes(K, 2.0, 0.8, eps=eps, delta=delta)
-    window = S.ignition_window(u0, zeta)
+    V, zeta, u0 = nqf.power_law_modes(K, 2.0, 0.8, eps=eps, delta=delta)
+    window = nqf.ignition_window(u0, zeta)
     t = torch.logspace(math.log10(window[0]), math.log10(window[1]), 120, dtype=torch.float64)
-    fit = S.fit_power_law(t, S.feature_wise_curve(2.0, 0.8, K, t, eps=eps, delta=delta, tail=True),
+    fit = nqf.fit_power_law(t, nqf.feature_wise_curve(2.0, 0.8, K, t, eps=eps, delta=delta, tail=True),
                           window).exponent
     k_mid = math.sqrt(10 * K / 10)
     assert fit < 1.2
-    assert abs(fit / S.nonproportional_exponent(2.0, 0.8, delta, eps, k_mid) - 1) < 0.01
+    assert abs(fit / nqf.nonproportional_exponent(2.0, 0.8, delta, eps, k_mid) - 1) < 0.01
 
 
 def test_square_network_matches_simulate_W_and_sample_law():
     data = orthonormal_samples(8, 1.0, 1.0, p=10, seed=3)
     W0 = proportional_init(data, 1e-3, 3, seed=1)
     A = data.X[:, :, None] * data.X[:, None, :]
-    steps, loss = S.train_square_network(data.X, data.y, W0, 0.5, 40, record_every=10)
+    steps, loss = nqf.train_square_network(data.X, data.y, W0, 0.5, 40, record_every=10)
     ref = nqf.simulate_W(A, data.y, W0, 0.5, 40, record_every=10)
     assert np.allclose(loss, np.asarray(ref.loss)[steps], rtol=1e-10)
     # the diagonal of O M(0) O^T is eps times the capacities
@@ -130,25 +130,26 @@ def test_square_network_matches_simulate_W_and_sample_law():
 def test_sample_wise_curve_tail():
     n = 64
     t = torch.tensor([1.0, 10.0], dtype=torch.float64)
-    raw = S.sample_wise_curve(1.0, 1.0, n, t, eps=1e-5, zeta0=4 / n)
-    full = S.sample_wise_curve(1.0, 1.0, n, t, eps=1e-5, zeta0=4 / n, tail=True)
-    assert torch.allclose(full - raw, torch.full((2,), S.hurwitz_tail(2.0, n) / (2 * n), dtype=torch.float64))
-    assert S.hurwitz_tail(2.0, 0) == pytest.approx(math.pi ** 2 / 6)
+    raw = nqf.sample_wise_curve(1.0, 1.0, n, t, eps=1e-5, zeta0=4 / n)
+    full = nqf.sample_wise_curve(1.0, 1.0, n, t, eps=1e-5, zeta0=4 / n, tail=True)
+    assert torch.allclose(full - raw, torch.full((2,), nqf.hurwitz_tail(2.0, n) / (2 * n), dtype=torch.float64))
+    assert nqf.hurwitz_tail(2.0, 0) == pytest.approx(math.pi ** 2 / 6)
 
 
 def test_rank_one_curve_approaches_rank_one_theory():
     fits = []
     for K in (256, 2048):
-        run = S.rank_one_curve(K, 1.0, 1.0, n_steps=800)
-        window = tuple(S.half_times(run.t, run.fraction, [10, K // 10]))
-        fits.append(S.fit_power_law(run.t, run.loss, window).exponent)
-    assert fits[0] > fits[1] > S.rank_one_exponent(1.0, 1.0)           # bias shrinks with K
+        run = nqf.rank_one_curve(K, 1.0, 1.0, n_steps=800)
+        halves = nqf.ignition_times(run.fraction, run.t, 1.0)            # fraction 1/2 reached
+        window = (float(halves[9]), float(halves[K // 10 - 1]))
+        fits.append(nqf.fit_power_law(run.t, run.loss, window).exponent)
+    assert fits[0] > fits[1] > nqf.rank_one_exponent(1.0, 1.0)           # bias shrinks with K
     assert fits[1] < 0.74 and abs(fits[1] - 0.5) > 0.15                 # not the decoupled 0.5
 
 
-def test_half_times_interpolates():
+def test_a_mode_that_never_ignites_gets_inf_not_nan():
     t = np.array([0.0, 1.0, 2.0])
     frac = np.array([[0.0, 0.6], [0.4, 0.7], [0.8, 0.9]])
-    out = S.half_times(t, frac, [1, 2])
+    out = nqf.ignition_times(frac, t, 1.0)
     assert out[0] == pytest.approx(1.25) and out[1] == 0.0
-    assert np.isnan(S.half_times(t, np.zeros((3, 2)), [1])[0])
+    assert math.isinf(nqf.ignition_times(np.zeros((3, 2)), t, 1.0)[0])

@@ -1,4 +1,4 @@
-"""Self-checks of Chapter 4's exercises, registered in :data:`nqf_mini.check.CHECKS`."""
+"""Self-checks of Chapter 4's exercises, registered in :data:`nqf_mini.course.registry.CHECKS`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from typing import Any
 
 import torch
 
-from .check import CheckResult, as_float_tensor, diagnose_matrix, not_a_function, register_check
+from .feedback import CheckResult, as_float_tensor, close, not_a_function
+from .registry import register_check
 
 
 def _ch4_problem(seed: int, K: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -42,7 +43,7 @@ def _ch4_lv_rhs(answer: Any) -> CheckResult:
         given = _as_vector(answer(z.clone(), b.clone(), C.clone()), K, what)
         if isinstance(given, CheckResult):
             return given
-        if _close_vec(given, truth):
+        if close(given, truth, 1e-9):
             continue
         candidates = [
             (2 * z * (b - C @ z), "is too small by a factor of 2: dM/dt = -2 (G M + M G) puts "
@@ -60,24 +61,30 @@ def _ch4_lv_rhs(answer: Any) -> CheckResult:
              "negative gradient of L"),
         ]
         for wrong, hint in candidates:
-            if _close_vec(given, wrong):
+            if close(given, wrong, 1e-9):
                 return CheckResult(False, f"{what} {hint}")
         err = (given - truth).abs().max().item()
         return CheckResult(False, f"{what} differs from 4 z (b - C z) by up to {err:.3g}")
     return CheckResult(True, "dz/dt = 4 z (b - C z) agrees on 3 random problems (K = 3, 4, 2)")
 
 
-def _close_vec(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-9) -> bool:
-    return bool((a - b).abs().max() <= tol * max(1.0, b.abs().max().item()))
-
-
 # --- the end state: non-negative least squares -----------------------------------------------------
 
 def _nnls_by_supports(b: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """min over z >= 0 of z^T C z / 2 - b^T z by enumerating supports (C positive definite)."""
-    from .lotka_volterra import nnls_end_state
+    """min over z >= 0 of z^T C z / 2 - b^T z, by projected coordinate descent (C positive definite).
 
-    return nnls_end_state(b, C)
+    An oracle independent of :func:`nqf_mini.nnls_end_state` (which enumerates supports): each
+    sweep sets z_k = max(0, (b_k - sum_{j != k} C_kj z_j) / C_kk), which converges to the unique
+    minimiser of the strictly convex problem.
+    """
+    z = torch.zeros_like(b)
+    for _ in range(20_000):
+        before = z.clone()
+        for k in range(b.shape[0]):
+            z[k] = torch.clamp((b[k] - C[k] @ z + C[k, k] * z[k]) / C[k, k], min=0.0)
+        if (z - before).abs().max() <= 1e-15:
+            break
+    return z
 
 
 _NNLS_CASES = [  # (b, C): one with an extinct mode where clipping C^{-1} b fails, and random ones
@@ -101,14 +108,14 @@ def _ch4_nnls_end_state(answer: Any) -> CheckResult:
         given = _as_vector(answer(b.clone(), C.clone()), K, what)
         if isinstance(given, CheckResult):
             return given
-        if _close_vec(given, truth, 1e-6):
+        if close(given, truth, 1e-6):
             continue
         free = torch.linalg.solve(C, b)
-        if _close_vec(given, free, 1e-6):
+        if close(given, free, 1e-6):
             return CheckResult(False, f"{what} is the unconstrained minimiser C^-1 b, which has a "
                                       "negative entry: z_k = (E^T M E)_kk >= 0, so the flow "
                                       "ends at the minimiser over z >= 0")
-        if _close_vec(given, free.clamp_min(0), 1e-6):
+        if close(given, free.clamp_min(0), 1e-6):
             return CheckResult(False, f"{what} clips C^-1 b at zero; once a mode is extinct the "
                                       "others must be re-solved without it (the end state is "
                                       "C_SS^-1 b_S on the surviving set S)")

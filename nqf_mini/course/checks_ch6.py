@@ -1,27 +1,14 @@
-"""Self-checks of Chapter 6's exercises, registered in :data:`nqf_mini.check.CHECKS`."""
+"""Self-checks of Chapter 6's exercises, registered in :data:`nqf_mini.course.registry.CHECKS`."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, Callable
 
-from .check import CheckResult, not_a_function, register_check
+from .feedback import CheckResult, as_number, close, not_a_function
+from .registry import register_check
 
 _EXPONENT_CASES = [(2.0, 0.8), (1.5, 1.0), (3.0, 1.5), (2.5, 0.5)]
-
-
-def _number(given: Any, what: str) -> float | CheckResult:
-    try:
-        value = float(given)
-    except (TypeError, ValueError):
-        return CheckResult(False, f"{what} should be a number, got {type(given).__name__}")
-    if not math.isfinite(value):
-        return CheckResult(False, f"{what} is not finite ({value})")
-    return value
-
-
-def _close(a: float, b: float, rtol: float = 1e-6) -> bool:
-    return abs(a - b) <= rtol * max(abs(b), 1e-12)
 
 
 # --- the feature-wise exponent ---------------------------------------------------------------------
@@ -49,19 +36,19 @@ def _ch6_exponent(answer: Any) -> CheckResult:
         return verdict
     values = []
     for a1, a2 in _EXPONENT_CASES:
-        given = _number(answer(a1, a2), f"exponent({a1:g}, {a2:g})")
+        given = as_number(answer(a1, a2), f"exponent({a1:g}, {a2:g})")
         if isinstance(given, CheckResult):
             return given
         values.append(given)
-    if all(_close(v, (a1 - 1) / a2) for v, (a1, a2) in zip(values, _EXPONENT_CASES)):
+    if all(close(v, (a1 - 1) / a2, 1e-6) for v, (a1, a2) in zip(values, _EXPONENT_CASES)):
         return CheckResult(True, "(alpha1 - 1)/alpha2 on 4 pairs, e.g. 1.25 for the seed's Fig. 3 "
                                  "(alpha1 = 2, alpha2 = 0.8)")
     for wrong, hint in _EXPONENT_SLIPS:                   # a slip must explain every case
-        if all(_close(v, wrong(a1, a2)) for v, (a1, a2) in zip(values, _EXPONENT_CASES)):
+        if all(close(v, wrong(a1, a2), 1e-6) for v, (a1, a2) in zip(values, _EXPONENT_CASES)):
             a1, a2 = _EXPONENT_CASES[1]
             return CheckResult(False, f"exponent({a1:g}, {a2:g}) = {values[1]:.4g} {hint}")
     for v, (a1, a2) in zip(values, _EXPONENT_CASES):
-        if not _close(v, (a1 - 1) / a2):
+        if not close(v, (a1 - 1) / a2, 1e-6):
             return CheckResult(False, f"exponent({a1:g}, {a2:g}) = {v:.4g}, but the ignition-front "
                                       f"argument gives {(a1 - 1) / a2:.4g}")
     raise AssertionError("unreachable")  # pragma: no cover
@@ -92,7 +79,7 @@ def _ch6_fit_window(answer: Any) -> CheckResult:
             return CheckResult(False, f"{what} should return a pair (t_min, t_max), got "
                                       f"{type(given).__name__}")
         truth = _window(a2, eps, K, 10, K // 10)
-        if _close(lo, truth[0], 1e-3) and _close(hi, truth[1], 1e-3):
+        if close(lo, truth[0], 1e-3) and close(hi, truth[1], 1e-3):
             continue
         slips = [
             (_window(a2, eps, K, 10, K // 10, power=lambda k, a: k ** (1 / a)),
@@ -113,7 +100,7 @@ def _ch6_fit_window(answer: Any) -> CheckResult:
              "power law (the window starts at k* = 10)"),
         ]
         for (w_lo, w_hi), hint in slips:
-            if _close(lo, w_lo, 1e-3) and _close(hi, w_hi, 1e-3):
+            if close(lo, w_lo, 1e-3) and close(hi, w_hi, 1e-3):
                 return CheckResult(False, f"{what} {hint}")
         return CheckResult(False, f"{what} = ({lo:.4g}, {hi:.4g}), expected "
                                   f"({truth[0]:.4g}, {truth[1]:.4g})")

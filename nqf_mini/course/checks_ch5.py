@@ -1,4 +1,4 @@
-"""Self-checks of Chapter 5's exercises, registered in :data:`nqf_mini.check.CHECKS`."""
+"""Self-checks of Chapter 5's exercises, registered in :data:`nqf_mini.course.registry.CHECKS`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 import torch
 
-from .check import CheckResult, as_float_tensor, known_mistake, not_a_function, register_check
+from .feedback import CheckResult, as_float_tensor, known_mistake, not_a_function
+from .registry import register_check
 
 # --- the exact half-capacity time of a logistic mode ----------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Self-checks of Chapter 7's exercises, registered in :data:`nqf_mini.check.CHECKS`."""
+"""Self-checks of Chapter 7's exercises, registered in :data:`nqf_mini.course.registry.CHECKS`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from typing import Any
 
 import torch
 
-from .check import CheckResult, known_mistake, not_a_function, register_check
+from .feedback import CheckResult, known_mistake, not_a_function
+from .registry import register_check
 
 
 # --- the best linear loss: what the NQF of a two-layer network can reach -------------------------
@@ -99,11 +100,10 @@ def _ch7_remainder_exponent(answer: Any) -> CheckResult:
 # --- lazy or feature learning --------------------------------------------------------------------
 
 def _fragment_regime(a: float, b: float) -> str:
-    if a > 0 and b > 1:
-        return "lazy"
-    if a == 0 or 0.5 <= b <= 1:
-        return "feature"
-    return "unclassified"
+    """Lazy exactly when the drift bound O(d^(1 - alpha_B) + d^(-alpha_A)) vanishes as d grows,
+    i.e. its exponent max(1 - alpha_B, -alpha_A) is negative (for alpha_A >= 0, alpha_B >= 1/2).
+    Written from the bound, independently of :func:`nqf_mini.ntk_regime`."""
+    return "lazy" if max(1.0 - b, -a) < 0 else "feature"
 
 
 _REGIME_CASES = [(1.0, 2.0), (0.5, 1.5), (0.0, 2.0), (1.0, 1.0), (1.0, 0.75), (0.0, 0.5),

@@ -1,4 +1,4 @@
-"""Wall-clock timing shared by the benchmark scripts."""
+"""Wall-clock timing for the speed comparisons of the chapters and the benchmark scripts."""
 
 from __future__ import annotations
 
