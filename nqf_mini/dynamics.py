@@ -102,10 +102,6 @@ class _Data:
             f = f + torch.einsum("npq,p,q->n", self.B, mu, mu)
         return f
 
-    def loss(self, f: torch.Tensor) -> torch.Tensor:
-        """L = |f - y|^2 / 2n, a 0-d tensor."""
-        return torch.dist(f, self.y).square() * (0.5 / self.n)
-
     def gradient_parts(self, r: torch.Tensor, idx: torch.Tensor | None,
                        mu: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """G = mean_batch r_mu A_mu (p, p) and h = mean_batch r_mu (g_mu + 2 B_mu mu) (p,)."""
@@ -169,6 +165,7 @@ class _MSpace:
 
     def __init__(self, data: _Data, width: int | None):
         self.data, self.width = data, width
+        self.loss_scale = 0.5 / data.n                                     # L = |f - y|^2 / 2n
         self.eye = torch.eye(data.p, dtype=data.A.dtype, device=data.A.device)
         self.A_T = data.A_flat.T.contiguous()                              # (p * p, n)
 
@@ -179,11 +176,11 @@ class _MSpace:
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         f = self.predict(state) if f is None else f
         if not record:
-            return self.data.loss(f), {}
+            return torch.dist(f, self.data.y), {}
         obs = {"f": f, "M": state[0]}
         if len(state) > 1:
             obs["mu"] = state[1]
-        return self.data.loss(f), obs
+        return torch.dist(f, self.data.y), obs
 
     def _plain_step(self, M: torch.Tensor, idx: torch.Tensor | None,
                     lr: float) -> tuple[torch.Tensor, State]:

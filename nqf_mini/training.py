@@ -62,7 +62,12 @@ class System(Protocol):
 
     def measure(self, state: State, prediction: torch.Tensor | None,
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """(the loss at ``state`` as a 0-d tensor; what to record there when ``record``)."""
+        """(the loss at ``state`` as a 0-d tensor; what to record there when ``record``).
+
+        A system whose loss is c |f - y|^2 may report the norm |f - y| instead and set the
+        attribute ``loss_scale = c``: the loop then squares and scales once per divergence
+        check, not at every step (the M-space step costs only a few microseconds).
+        """
 
 
 @dataclass(frozen=True)
@@ -182,10 +187,7 @@ class WeightSpace:
     def __init__(self, predict: Callable[[torch.Tensor], torch.Tensor], y: torch.Tensor,
                  observe: Callable[[torch.Tensor, torch.Tensor], dict[str, torch.Tensor]]):
         self.predict, self.y, self.observe = predict, y, observe
-
-    def loss_of(self, f: torch.Tensor) -> torch.Tensor:
-        """L = |f - y|^2 / 2n, a 0-d tensor."""
-        return torch.dist(f, self.y).square() * (0.5 / self.y.shape[0])
+        self.loss_scale = 0.5 / y.shape[0]                                 # L = |f - y|^2 / 2n
 
     def gradient(self, state: State, idx: torch.Tensor | None) -> tuple[torch.Tensor, State]:
         W = state[0].detach().requires_grad_(True)
@@ -202,7 +204,7 @@ class WeightSpace:
         if f is None:
             with torch.no_grad():
                 f = self.predict(W)
-        return self.loss_of(f), (self.observe(W.detach(), f) if record else {})
+        return torch.dist(f, self.y), (self.observe(W.detach(), f) if record else {})
 
 
 # --- minibatches and recording ---------------------------------------------------------------------
@@ -316,55 +318,59 @@ def train(
     """
     record = record or set()
     memory = optimizer.init(state)
+    scale = getattr(system, "loss_scale", None)          # loss = scale * measured^2 (see System)
+    to_loss = (lambda m: m) if scale is None else (lambda m: scale * m.square())
     losses: list[torch.Tensor] = []
     loss_steps: list[int] = []
     recs: dict[str, list[torch.Tensor]] = {}
-    good_state, checked, limit = state, 0, None
+    good_state, checked, limit, threshold = state, 0, None, None
     for t in range(steps + 1):
-        measure_now = every_step or t in record or t == steps
         if t < steps:
             batch = batches if batches is None else (
                 batches(t) if callable(batches) else batches[t])
             prediction, new_state, memory = optimizer.step(system, state, memory, batch)
         else:
             prediction, new_state = None, state
-        if measure_now:
-            loss, obs = system.measure(state, prediction, t in record)
-            losses.append(loss.detach())
+        if every_step or t in record or t == steps:
+            measured, obs = system.measure(state, prediction, t in record)
+            losses.append(measured)
             loss_steps.append(t)
             for key, value in obs.items():
                 recs.setdefault(key, []).append(value)
             if limit is None:
-                initial = float(loss)
+                initial = float(to_loss(measured))
                 if not np.isfinite(initial):
                     raise ValueError("the initial loss is not finite: the data or the initial "
                                      "weights are too large for this dtype")
-                limit = DIVERGENCE_FACTOR * max(initial, torch.finfo(loss.dtype).eps)
-            if stop_below is not None and float(loss) <= stop_below * float(losses[0]):
+                limit = DIVERGENCE_FACTOR * max(initial, torch.finfo(measured.dtype).eps)
+                threshold = None if stop_below is None else stop_below * initial
+            if threshold is not None and float(to_loss(measured)) <= threshold:
                 break                                   # state is the state at step t
         if t % CHECK_EVERY == 0 or t == steps:
-            _check(losses, loss_steps, checked, limit, good_state, optimizer.lr, advice)
+            _check(losses, loss_steps, checked, limit, good_state, optimizer.lr, advice, to_loss)
             good_state, checked = state, len(losses)
         if t < steps:
             state = new_state
-    _check(losses, loss_steps, checked, limit, good_state, optimizer.lr, advice)
-    return Trace(state=state, loss=to_numpy(torch.stack(losses)),
+    _check(losses, loss_steps, checked, limit, good_state, optimizer.lr, advice, to_loss)
+    return Trace(state=state, loss=to_numpy(to_loss(torch.stack(losses).double())),
                  loss_steps=np.asarray(loss_steps, dtype=np.int64),
                  steps=np.asarray(sorted(s for s in record if s <= t), dtype=np.int64),
                  records={k: torch.stack(v) for k, v in recs.items()}, last_step=t)
 
 
 def _check(losses: list[torch.Tensor], loss_steps: list[int], checked: int, limit: float | None,
-           good_state: State, lr: float, advice: Advice) -> None:
+           good_state: State, lr: float, advice: Advice,
+           to_loss: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """Raise DivergenceError if a loss measured since index ``checked`` is bad."""
     if limit is None or checked >= len(losses):
         return
-    chunk = torch.stack(losses[checked:]).to("cpu", torch.float64)
+    chunk = to_loss(torch.stack(losses[checked:]).to("cpu", torch.float64))
     bad = ~torch.isfinite(chunk) | (chunk > limit)
     if not bool(bad.any()):
         return
     k = int(bad.nonzero()[0, 0])
-    step, value, initial = loss_steps[checked + k], float(chunk[k]), float(losses[0])
+    step, value = loss_steps[checked + k], float(chunk[k])
+    initial = float(to_loss(losses[0].to("cpu", torch.float64)))
     suggested, sentence = advice(good_state, lr)
     raise DivergenceError(f"training diverged at step {step}: loss {value:.3g} (initial loss "
                           f"{initial:.3g}) with lr = {lr:g}. {sentence}", step, lr, suggested)

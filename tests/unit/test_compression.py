@@ -69,3 +69,14 @@ def test_validation():
         compress_data_subspace(torch.eye(3)[None], torch.eye(2))
     with pytest.raises(ValueError, match="`A`.*symmetric"):
         compress_data_subspace(torch.triu(torch.ones(3, 3))[None], torch.eye(3))
+
+
+def test_compress_rank_keeps_real_directions_of_tiny_weights():
+    """The tolerance is relative: weights of size 1e-13 keep their rank (3, not 1)."""
+    gen = torch.Generator().manual_seed(4)
+    W0 = 1e-13 * (torch.randn(6, 3, generator=gen, dtype=torch.float64)
+                  @ torch.randn(3, 10, generator=gen, dtype=torch.float64))
+    Wc, R = compress_rank(W0)
+    assert Wc.shape == (6, 3) and R.shape == (10, 3)
+    M0 = W0 @ W0.T
+    assert (Wc @ Wc.T - M0).abs().max() <= 1e-12 * M0.abs().max()

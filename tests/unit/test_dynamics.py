@@ -111,3 +111,23 @@ def test_validation_names_the_argument(call, match):
     A, y, W0 = _problem()
     with pytest.raises(ValueError, match=match):
         call(A, y, W0)
+
+
+def test_divergence_advice_respects_the_stability_bound():
+    """The suggested lr is at most half of 2 / lambda_max(K), K computed here as a dense matrix."""
+    gen = torch.Generator().manual_seed(3)
+    X = torch.randn(12, 4, 4, generator=gen, dtype=torch.float64)
+    A = (X + X.transpose(1, 2)) / 2
+    y = torch.randn(12, generator=gen, dtype=torch.float64)
+    M0 = torch.eye(4, dtype=torch.float64)
+    flat = A.reshape(12, 16)
+    K = 4.0 / 12 * torch.einsum("apq,qr,brp->ab", A, M0, A)          # (4/n) Tr[A_a M A_b]
+    bound = 2.0 / torch.linalg.eigvalsh(K).max().item()
+    lr = 20 * bound                                                   # lr / 4 = 5 bound: not safe
+    with pytest.raises(DivergenceError) as info:
+        simulate_M(A, y, M0, lr, 50)
+    assert info.value.suggested_lr <= 0.5 * bound * (1 + 1e-6)
+    assert info.value.suggested_lr < lr / 4
+    assert flat.shape == (12, 16)
+    run = simulate_M(A, y, M0, info.value.suggested_lr, 200)            # the advice works
+    assert run.loss[-1] < run.loss[0]

@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+import nqf_mini as nqf
+
 from nqf_mini.dynamics import simulate_M
 from nqf_mini.lotka_volterra import logistic, lotka_volterra, mode_strengths, reduce_commuting
 
@@ -114,3 +116,19 @@ def test_validation(kwargs, match):
         logistic(0.0, 1.0, 1.0, torch.tensor([0.0]))
     with pytest.raises(ValueError, match="`M_traj`"):
         mode_strengths(torch.eye(3), torch.eye(2))
+
+
+def test_nnls_end_state_refuses_a_mode_that_could_invade():
+    """Support {1} leaves mode 2 with invasion rate (C z - b)_2 = -1e-3 < 0: not the end state.
+
+    The right answer keeps only mode 2, z = (0, b_2); a KKT tolerance of -1e-2 would accept
+    z = (b_1, 0).
+    """
+    b = torch.tensor([0.04, 0.99 * 0.04 + 1e-3], dtype=torch.float64)
+    C = torch.tensor([[1.0, 0.99], [0.99, 1.0]], dtype=torch.float64)
+    z = nqf.nnls_end_state(b, C)
+    assert torch.allclose(z, torch.tensor([0.0, b[1].item()], dtype=torch.float64), atol=1e-15)
+    t = torch.tensor([0.0, 3e4], dtype=torch.float64)                 # the flow agrees
+    z0 = torch.full((2,), 1e-3, dtype=torch.float64)
+    z_end = nqf.lotka_volterra(b, C, z0, t, max_step=2.0)[-1]        # rates <= 0.33: h rate < 0.7
+    assert z_end[0] < 1e-6 and abs(z_end[1] - b[1]) < 1e-6

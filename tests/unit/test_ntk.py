@@ -52,3 +52,16 @@ def test_drift_errors():
         ntk.ntk_drift(prob, loss_fraction=1.5)
     with pytest.raises(ValueError, match="`alpha_A`"):
         ntk.scaled_nqf_problem(16, math.nan, 1)
+
+
+@pytest.mark.parametrize("alpha_A, alpha_B, regime", [
+    (1.0, 0.5, "feature"),          # the boundary alpha_B = 1/2 belongs to feature learning
+    (1.0, 0.4999, "unclassified"),
+    (1.0, 1.0, "feature"),          # alpha_B = 1: the B term is d^0, not vanishing
+    (1.0, 1.0001, "lazy"),
+    (0.0, 2.0, "feature"),          # alpha_A = 0: the A term is O(1)
+    (1e-9, 1.5, "lazy"),
+    (-0.5, 2.0, "unclassified"),
+])
+def test_ntk_regime_boundaries(alpha_A, alpha_B, regime):
+    assert ntk.ntk_regime(alpha_A, alpha_B) == regime

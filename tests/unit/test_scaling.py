@@ -153,3 +153,24 @@ def test_a_mode_that_never_ignites_gets_inf_not_nan():
     out = nqf.ignition_times(frac, t, 1.0)
     assert out[0] == pytest.approx(1.25) and out[1] == 0.0
     assert math.isinf(nqf.ignition_times(np.zeros((3, 2)), t, 1.0)[0])
+
+
+def test_fit_power_law_stderr_uses_m_minus_2_degrees_of_freedom():
+    t = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    loss = t ** -1.3 * np.array([1.0, 1.1, 0.95, 1.05, 0.9])
+    fit = nqf.fit_power_law(t, loss, (1.0, 16.0))
+    x, y = np.log(t), np.log(loss)                        # an independent least-squares solve
+    design = np.stack([np.ones_like(x), x], axis=1)
+    coef, ssr, *_ = np.linalg.lstsq(design, y, rcond=None)
+    cov = ssr[0] / (len(x) - 2) * np.linalg.inv(design.T @ design)
+    assert fit.exponent == pytest.approx(-coef[1], rel=1e-12)
+    assert fit.stderr == pytest.approx(math.sqrt(cov[1, 1]), rel=1e-10)
+
+
+@pytest.mark.parametrize("alpha1, K", [(2.0, 10), (1.5, 3), (3.0, 0)])
+def test_hurwitz_tail_is_the_sum_over_k_above_K(alpha1, K):
+    N = 2_000_000                                         # brute force up to N, Euler-Maclaurin after
+    k = np.arange(K + 1, N + 1, dtype=np.float64)
+    tail = N ** (1 - alpha1) / (alpha1 - 1) - 0.5 * N ** -alpha1
+    brute = float(np.sum(k ** -alpha1)) + tail
+    assert nqf.hurwitz_tail(alpha1, K) == pytest.approx(brute, rel=1e-10)
