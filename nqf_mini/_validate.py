@@ -233,11 +233,16 @@ def require_symmetric(name: str, tensor: torch.Tensor, rtol: float = 1e-6) -> No
                          f"got max |X - X^T| = {gap:.3g} (relative {gap / scale:.3g})")
 
 
+def require_square_stack(name: str, tensor: torch.Tensor) -> None:
+    """A stack (n, p, p) of square matrices."""
+    if tensor.ndim != 3 or tensor.shape[1] != tensor.shape[2]:
+        raise ValueError(f"argument `{name}`: expected a stack of square matrices (n, p, p), "
+                         f"got shape {tuple(tensor.shape)}")
+
+
 def require_symmetric_stack(name: str, tensor: torch.Tensor) -> None:
     """A stack (n, p, p) of symmetric matrices."""
-    if tensor.ndim != 3:
-        raise ValueError(f"argument `{name}`: expected a stack of matrices (n, p, p), "
-                         f"got shape {tuple(tensor.shape)}")
+    require_square_stack(name, tensor)
     require_symmetric(name, tensor)
 
 

@@ -24,6 +24,7 @@ import torch
 
 from ._validate import (
     as_tensor, require_nonnegative, require_positive, require_positive_int, require_seed,
+    require_square_stack,
 )
 
 
@@ -50,9 +51,7 @@ def commutator_norm(A1: torch.Tensor, A2: torch.Tensor) -> float:
 def pairwise_commutators(As: torch.Tensor) -> torch.Tensor:
     """All relative commutators c(A_mu, A_nu) of a stack As of shape (n, p, p): returns (n, n)."""
     As = as_tensor("As", As, ndim=3)
-    if As.shape[1] != As.shape[2]:
-        raise ValueError(f"argument `As`: expected a stack of square matrices (n, p, p), "
-                         f"got shape {tuple(As.shape)}")
+    require_square_stack("As", As)
     norms = As.flatten(1).norm(dim=1)                            # (n,)
     prod = torch.einsum("apq,bqr->abpr", As, As)                 # A_a A_b: (n, n, p, p)
     comm = (prod - prod.transpose(0, 1)).flatten(2).norm(dim=2)  # ||[A_a, A_b]||_F: (n, n)
@@ -92,9 +91,7 @@ def common_eigenbasis(As: torch.Tensor, seed: int = 0) -> CommonEigenbasis:
         seed: seed of the random coefficients c_mu.
     """
     As = as_tensor("As", As, ndim=3)
-    if As.shape[1] != As.shape[2]:
-        raise ValueError(f"argument `As`: expected a stack of square matrices (n, p, p), "
-                         f"got shape {tuple(As.shape)}")
+    require_square_stack("As", As)
     gen = torch.Generator().manual_seed(require_seed("seed", seed))
     c = torch.randn(As.shape[0], generator=gen, dtype=torch.float64).to(As)
     _, E = torch.linalg.eigh(torch.einsum("n,npq->pq", c, As))

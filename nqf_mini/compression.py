@@ -16,7 +16,8 @@ from typing import Any
 import torch
 
 from ._validate import (
-    as_tensor, require_finite, require_positive, require_psd, require_shape, require_symmetric,
+    as_tensor, require_finite, require_positive, require_psd, require_shape, require_square_stack,
+    require_symmetric,
 )
 
 
@@ -90,9 +91,7 @@ def compress_data_subspace(
         ValueError: on malformed A or M0.
     """
     A = as_tensor("A", A, ndim=3)
-    if A.shape[1] != A.shape[2]:
-        raise ValueError(f"argument `A`: expected a stack of square matrices (n, p, p), "
-                         f"got {tuple(A.shape)}")
+    require_square_stack("A", A)
     require_symmetric("A", A)
     n, p = A.shape[:2]
     M0 = as_tensor("M0", M0, ndim=2, dtype=A.dtype, device=A.device)
