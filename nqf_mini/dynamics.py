@@ -278,8 +278,9 @@ def _advice(data: _Data, weights: bool, method: str):
 def _simulate(system: Any, state: State, data: _Data, lr: float, steps: int,
               batch_size: int | None, seed: int, method: str, optimizer: str,
               record_every: int | None, adam_betas: Sequence[float], adam_eps: float,
-              stop_below: float | None = None) -> tuple[State, TrainingResult]:
-    opt = make_optimizer(method, optimizer, lr, adam_betas, adam_eps)
+              stop_below: float | None = None, momentum: float = 0.9,
+              ) -> tuple[State, TrainingResult]:
+    opt = make_optimizer(method, optimizer, lr, adam_betas, adam_eps, momentum)
     steps = require_positive_int("steps", steps)
     record = record_points(steps, record_every)
     weights = isinstance(system, WeightSpace)
@@ -306,7 +307,7 @@ def simulate_W(
     A: Any, y: Any, W0: Any, lr: float, steps: int, batch_size: int | None = None, seed: int = 0,
     f0: Any = 0.0, *, g: Any = None, B: Any = None, method: str = "gd", optimizer: str = "sgd",
     record_every: int | None = None, adam_betas: Sequence[float] = (0.9, 0.999),
-    adam_eps: float = 1e-8, stop_below: float | None = None,
+    adam_eps: float = 1e-8, momentum: float = 0.9, stop_below: float | None = None,
     device: torch.device | str | None = None, dtype: torch.dtype = torch.float64,
 ) -> TrainingResult:
     """Train the NQF in weight space, f_mu = f0 + g_mu.mu + mu^T B_mu mu + Tr[W^T A_mu W] (Chapter 3).
@@ -315,7 +316,8 @@ def simulate_W(
     G = (1/n) sum r_mu A_mu; see the module docstring). Methods: full-batch GD
     (``batch_size=None``), minibatch SGD (``batch_size=b``, batches from
     :func:`nqf_mini.training.minibatches`), Adam (``optimizer="adam"``, torch.optim.Adam's update
-    with ``adam_betas``, ``adam_eps``), and gradient flow dW/dt = -dL/dW (``method="flow"``:
+    with ``adam_betas``, ``adam_eps``), heavy-ball momentum (``optimizer="momentum"``,
+    torch.optim.SGD's update with ``momentum``), and gradient flow dW/dt = -dL/dW (``method="flow"``:
     classical RK4 with time step ``lr``).
 
     Args:
@@ -330,7 +332,7 @@ def simulate_W(
         g: linear coefficients, (n, p), or None (ZGZ).
         B: cross-unit matrices, (n, p, p) symmetric, or None (ZGZ).
         method: "gd" (discrete steps) or "flow".
-        optimizer: "sgd" (plain steps) or "adam" (discrete steps only).
+        optimizer: "sgd" (plain steps), "adam" or "momentum" (discrete steps only).
         record_every: record f, M = W W^T (and mu) every k steps and at the last step.
         stop_below: stop at the first step at which L <= stop_below * L(0) (None: run all steps).
         device: where to compute; None means the device of ``A`` if a tensor, else the default.
@@ -347,7 +349,8 @@ def simulate_W(
     W0 = as_tensor("W0", W0, ndim=2, dtype=dtype, device=data.A.device)
     require_shape("W0", W0, (data.p, None))
     state, result = _simulate(_w_space(data), (W0,), data, lr, steps, batch_size, seed, method,
-                              optimizer, record_every, adam_betas, adam_eps, stop_below)
+                              optimizer, record_every, adam_betas, adam_eps, stop_below,
+                              momentum)
     return TrainingResult(**{**result.__dict__, "W": state[0]})
 
 

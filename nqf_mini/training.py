@@ -11,6 +11,7 @@ A run has three parts:
       GD(lr)                 W <- W - lr dL/dW on the batch of the step (full batch: gradient
                              descent; minibatches: SGD)
       Adam(lr, betas, eps)   torch.optim.Adam's update, without weight decay
+      Momentum(lr, beta)     heavy-ball momentum, torch.optim.SGD's form
       Flow(dt)               gradient flow dW/dt = -dL/dW, one classical RK4 step of length dt
 
 * this module's loop :func:`train`: the minibatch schedule (:func:`minibatches`), what is recorded
@@ -30,7 +31,8 @@ import torch
 
 from ._ode import rk4_step
 from ._validate import (
-    require_fraction, require_positive, require_positive_int, require_seed, to_numpy,
+    require_fraction, require_in_open_interval, require_positive, require_positive_int,
+    require_seed, to_numpy,
 )
 
 State = tuple
@@ -119,6 +121,26 @@ class Adam:
 
 
 @dataclass(frozen=True)
+class Momentum:
+    """Heavy-ball momentum in torch.optim.SGD's form: buf <- beta buf + grad, state <- state - lr buf.
+
+    Equivalently W+ = W - lr grad + beta (W - W_prev): linear in W and its gradient, so it commutes
+    with W -> W R and closes on (M, W W_prev^T, W_prev W_prev^T) (Chapter 3).
+    """
+
+    lr: float
+    beta: float = 0.9
+
+    def init(self, state: State) -> Any:
+        return tuple(torch.zeros_like(x) for x in state)
+
+    def step(self, system: Any, state: State, memory: Any, batch: Any) -> tuple[Any, State, Any]:
+        prediction, grad = system.gradient(state, batch)
+        buf = tuple(self.beta * b + g for b, g in zip(memory, grad))
+        return prediction, tuple(x - self.lr * b for x, b in zip(state, buf)), buf
+
+
+@dataclass(frozen=True)
 class Flow:
     """Gradient flow integrated by one classical RK4 step of length ``dt`` per step.
 
@@ -145,18 +167,21 @@ class Flow:
         return prediction, rk4_step(lambda s: velocity(s)[1], state, self.dt, k1), memory
 
 
-Optimizer = GD | Adam | Flow
+Optimizer = GD | Adam | Momentum | Flow
+OPTIMIZERS = ("sgd", "adam", "momentum")
 
 
 def make_optimizer(method: str, optimizer: str, lr: float,
-                   adam_betas: Sequence[float] = (0.9, 0.999), adam_eps: float = 1e-8) -> Optimizer:
+                   adam_betas: Sequence[float] = (0.9, 0.999), adam_eps: float = 1e-8,
+                   momentum: float = 0.9) -> Optimizer:
     """The optimiser named by a simulator's ``method`` ("gd", "flow") and ``optimizer`` ("sgd",
-    "adam") arguments, with validated hyper-parameters."""
+    "adam", "momentum") arguments, with validated hyper-parameters."""
     lr = require_positive("lr", lr)
     if method not in ("gd", "flow"):
         raise ValueError(f"argument `method`: expected one of ['gd', 'flow'], got {method!r}")
-    if optimizer not in ("sgd", "adam"):
-        raise ValueError(f"argument `optimizer`: expected one of ['sgd', 'adam'], got {optimizer!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"argument `optimizer`: expected one of {list(OPTIMIZERS)}, got "
+                         f"{optimizer!r}")
     if method == "flow":
         if optimizer != "sgd":
             raise ValueError("argument `optimizer`: method='flow' is plain gradient flow, "
@@ -164,6 +189,8 @@ def make_optimizer(method: str, optimizer: str, lr: float,
         return Flow(lr)
     if optimizer == "sgd":
         return GD(lr)
+    if optimizer == "momentum":
+        return Momentum(lr, require_in_open_interval("momentum", momentum, 0.0, 1.0))
     try:
         b1, b2 = (float(b) for b in adam_betas)
     except (TypeError, ValueError) as exc:

@@ -135,3 +135,29 @@ def test_one_figure_style(path):
                 image = matplotlib.image.imread(io.BytesIO(base64.b64decode(png)))
                 assert image.shape[-1] == 3 or image[..., 3].min() == 1.0, (
                     f"{path.name}: a figure has transparent pixels (unreadable in dark mode)")
+
+
+# --- what the reader sees of the code --------------------------------------------------------------
+
+MAX_LINE = 88
+FIGURE_CODE = re.compile(r"plt\.(?:subplots|figure|show)\(|\bexplorer\(")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_code_lines_fit_the_page(path):
+    """Code lines are at most 88 characters, so that no line is cut off at the page edge."""
+    long = [(i, line) for i, cell in enumerate(nbformat.read(path, as_version=4).cells)
+            if cell.cell_type == "code" for line in cell.source.splitlines()
+            if len(line) > MAX_LINE]
+    assert not long, (f"{path.name}: {len(long)} code lines longer than {MAX_LINE} characters, "
+                      f"e.g. cell {long[0][0]}: {long[0][1]!r}")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_figure_code_is_behind_a_toggle(path):
+    """A cell that draws a figure hides its input (the figure is the point; the code a click away)."""
+    for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type == "code" and FIGURE_CODE.search(cell.source):
+            tags = cell.metadata.get("tags", [])
+            assert {"hide-input", "hide-cell"} & set(tags), (
+                f"{path.name}: cell {i} draws a figure but is not tagged hide-input")

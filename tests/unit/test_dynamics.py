@@ -131,3 +131,23 @@ def test_divergence_advice_respects_the_stability_bound():
     assert flat.shape == (12, 16)
     run = simulate_M(A, y, M0, info.value.suggested_lr, 200)            # the advice works
     assert run.loss[-1] < run.loss[0]
+
+
+def test_momentum_matches_torch_sgd_and_closes_on_rotations():
+    """Heavy-ball momentum equals torch.optim.SGD(momentum) and, unlike Adam, is rotation-equivariant."""
+    gen = torch.Generator().manual_seed(5)
+    X = torch.randn(10, 3, 3, generator=gen, dtype=torch.float64)
+    A, y = (X + X.transpose(1, 2)) / 2, torch.randn(10, generator=gen, dtype=torch.float64)
+    W0 = 0.3 * torch.randn(3, 4, generator=gen, dtype=torch.float64)
+    run = simulate_W(A, y, W0, 0.05, 40, optimizer="momentum", momentum=0.8)
+    W = W0.clone().requires_grad_(True)
+    opt = torch.optim.SGD([W], lr=0.05, momentum=0.8)
+    for _ in range(40):
+        opt.zero_grad()
+        r = torch.einsum("npq,pi,qi->n", A, W, W) - y
+        (0.5 * (r * r).mean()).backward()
+        opt.step()
+    assert torch.allclose(run.W, W.detach(), atol=1e-12)
+    R = torch.linalg.qr(torch.randn(4, 4, generator=gen, dtype=torch.float64))[0]
+    rotated = simulate_W(A, y, W0 @ R, 0.05, 40, optimizer="momentum", momentum=0.8)
+    assert np.allclose(run.loss, rotated.loss, rtol=1e-12, atol=1e-15)
