@@ -3,7 +3,8 @@
 #   make test   runs every test: package unit tests, chapter checks, the student edition, nbval,
 #               and a -W book build
 #   make student writes the student edition of every chapter into student/
-# Both create .venv and install the pinned lock (requirements.txt) when needed.
+#   make notebooks writes the Jupyter/Colab edition of the chapters into notebooks/
+# They create .venv and install the pinned lock (requirements.txt) when needed.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -13,10 +14,12 @@ VENDOR := book/_static/vendor/.stamp
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test unit nbval chapters browser-test execute student lock benchmarks clean help
+.PHONY: book test unit nbval chapters browser-test execute student notebooks install-cells \
+	lock benchmarks clean help
 
 help:
-	@echo "make book | test | student | execute | browser-test | benchmarks | lock | clean"
+	@echo "make book | test | student | notebooks | install-cells | execute | browser-test |" \
+	      "benchmarks | lock | clean"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,15 +38,18 @@ book: $(STAMP) $(VENDOR)
 	rm -rf _build/html _build/.doctrees
 	$(BIN)/jupyter-book build . --builder html --warningiserror --keep-going
 
+# Tests that need no book build: the package, the chapters, both notebook editions, the
+# environment and the CI workflow.
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py -q
+	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py \
+		tests/test_myst_transforms.py tests/test_notebook_edition.py -q
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-p no:randomly chapters -q
 
 test: unit nbval book
-	$(BIN)/python -m pytest tests/test_book_build.py -q
+	$(BIN)/python -m pytest tests/test_book_build.py tests/test_edition_against_book.py -q
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
 browser-test: book
@@ -54,6 +60,16 @@ browser-test: book
 student: $(STAMP)
 	rm -rf student
 	$(BIN)/python scripts/make_student.py --out student
+
+# The edition Colab, Binder and Jupyter open (committed): MyST rewritten as CommonMark
+# with the numbers of the HTML book just built (notebooks/book-numbering.json).
+notebooks: book
+	$(BIN)/python scripts/make_notebooks.py --numbering-from _build/html
+
+# Write the canonical Colab install cell (scripts/notebook_edition/install_cell.py)
+# into every chapter.
+install-cells: $(STAMP)
+	$(BIN)/python scripts/set_install_cells.py
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb
