@@ -118,7 +118,7 @@ def references(keys: list[str], table: dict[str, Any], level: int = 2) -> str:
     )
     lines = [f"{'#' * level} References", ""]
     lines += [
-        f"* {transforms.escape('[' + label + ']')} {transforms.escape(entry)}"
+        f"* [{transforms.escape(label)}] {transforms.escape(entry)}"
         for label, entry in entries
     ]
     return "\n".join(lines)

@@ -140,9 +140,10 @@ class Context:
 
 
 def escape(text: str) -> str:
-    """Text that CommonMark shows literally (brackets, emphasis, math and HTML
-    characters)."""
-    return re.sub(r"([\\`*_\[\]<>$#|])", r"\\\1", text)
+    """Text that CommonMark shows literally: emphasis, code, HTML and math characters
+    are escaped. Brackets and backslashes are not: ``\\[`` and ``\\(`` open math in
+    some front ends, and a bracket that no ``(`` follows is plain text anyway."""
+    return re.sub(r"([`*_<>$])", r"\\\1", text)
 
 
 def cite(content: str, ctx: Context) -> str:
@@ -156,7 +157,7 @@ def cite(content: str, ctx: Context) -> str:
         if key not in ctx.cited:
             ctx.cited.append(key)
         labels.append(escape(ctx.table["citations"][key]["label"]))
-    return r"\[" + ", ".join(labels) + r"\]"
+    return "[" + ", ".join(labels) + "]"
 
 
 def xref(role: str, content: str, ctx: Context) -> str:
@@ -222,7 +223,11 @@ def roles(text: str, ctx: Context) -> str:
             raise ConversionError(
                 f"{ctx.doc}: no notebook rendering for the role {{{name}}}"
             )
-        return ROLES[name](match.group("content"), ctx)
+        shown = ROLES[name](match.group("content"), ctx)
+        following = match.string[match.end() : match.end() + 1]
+        if shown.endswith("]") and following and following in "([":
+            shown = shown[:-1] + "\\]"  # "[A](" or "[A][" would read as a link
+        return shown
 
     return ROLE_OR_CODE.sub(replace, text)
 
