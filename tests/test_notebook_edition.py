@@ -142,3 +142,29 @@ def test_student_edition_has_no_solutions_but_every_exercise(student):
         assert exercises(full) == exercises(mine) and exercises(full)
         assert "Solution to" not in "\n".join(c.source for c in mine.cells)
         assert "<details>" in "\n".join(c.source for c in full.cells)
+
+
+def test_readme_launch_links_open_the_edition():
+    """The README's Colab and Binder links open notebooks/ files that exist, one per
+    chapter."""
+    import re
+
+    conf = edition.config(ROOT)
+    buttons = conf["launch_buttons"]
+    ui = {"classic": "tree", "jupyterlab": "lab/tree"}[buttons["notebook_interface"]]
+    url = install_cell.repository_url(ROOT)
+    owner_repo = url.split("github.com/", 1)[1]
+    branch = conf["repository"].get("branch", "main")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in CHAPTERS:
+        target = f"{edition.EDITION}/{path.name}"
+        colab = f"{buttons['colab_url']}/github/{owner_repo}/blob/{branch}/{target}"
+        binder = (
+            f"{buttons['binderhub_url']}/v2/gh/{owner_repo}/{branch}"
+            f"?urlpath={ui}/{target}"
+        )
+        assert f"({colab})" in readme and f"({binder})" in readme, path.name
+    for link in re.findall(r"\]\((https://[^)]+\.ipynb)\)", readme):
+        name = link.rsplit("/", 1)[-1]
+        assert f"/{edition.EDITION}/{name}" in link, f"README links to {link}"
+        assert (ROOT / edition.EDITION / name).is_file(), link
