@@ -82,3 +82,14 @@ def test_binder_installs_cpu_torch_first():
     runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
     lock_python = re.search(r"Python (\d+\.\d+)", LOCK).group(1)
     assert runtime == f"python-{lock_python}", (runtime, lock_python)
+
+
+def test_compat_skips_a_missing_interpreter_and_keys_venvs_by_spec():
+    exe, looked = compat.find_interpreter("3.99")
+    assert exe is None and any("python3.99" in place for place in looked)
+    env = compat.environments(ROOT)[1]
+    _, key = compat.spec_key(env, "3.10.13")
+    more = env.requirements + ["x"]
+    changed = compat.Environment(env.name, env.python, more, env.about)
+    assert compat.spec_key(changed, "3.10.13")[1] != key
+    assert compat.spec_key(env, "3.10.14")[1] != key
