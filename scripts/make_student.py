@@ -1,88 +1,55 @@
 """Write the student edition of every chapter (``make student``): solutions out, skeletons in.
 
-The edition is derived mechanically from the chapter notebooks, so a new chapter that follows the
-exercise convention gets one with no change here:
+The edition is derived mechanically from the chapter notebooks, with the same MyST -> CommonMark
+conversion as the notebook edition (``scripts/notebook_edition``), so it reads properly in
+Jupyter, JupyterLab, VS Code and Colab and carries the canonical Colab install cell. A new chapter
+that follows the exercise convention gets one with no change here:
 
-* a markdown ```{solution} <label>``` block (backtick or colon fence) is cut out of its cell;
+* a markdown ```{solution} <label>``` block (backtick or colon fence) is left out;
 * everything from a ```{solution-start}``` fence to the matching ```{solution-end}``` fence is
-  removed (the text around the two fences in their cells is kept);
+  left out (the text around the two fences in their cells is kept);
 * every code cell tagged ``solution`` (or lying inside a solution-start/end region) becomes a
   skeleton cell: each top-level ``def`` keeps its signature, gets the docstring "Your code here."
   and the body ``raise NotImplementedError``; each name passed to a self-check that the cell does
   not define as a function becomes ``name = None  # your answer here``; the self-check calls
-  ``check.exercise(...)`` are kept as ``result = check.exercise(...)`` (no ``assert``:
-  ``result.ok`` is there for grading), so that running the
-  skeleton prints "NOT YET: ..." and running a finished answer prints "PASS: ...". A solution cell
-  with neither functions nor self-checks becomes a comment asking for the student's own code;
+  (any call whose dotted name ends in ``check.exercise``) are kept as ``result = ...(...)`` (no
+  ``assert``: ``result.ok`` is there for grading), so that running the skeleton prints
+  "NOT YET: ..." and running a finished answer prints "PASS: ...". A solution cell with neither
+  functions nor self-checks becomes a comment asking for the student's own code;
 * the outputs and execution counts of the skeleton cells are cleared. All other cells keep their
   stored outputs, so the student sees the figures and printed checks of the lecture part without
   running anything;
 * a note at the top says that this is the student edition.
+
+Theorem, exercise and equation numbers come from ``notebooks/book-numbering.json``, the table
+``make notebooks`` reads from the built book.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import re
 import sys
 from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from notebook_edition import edition as _edition  # noqa: E402
+from notebook_edition import install_cell as _install_cell  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"
 SKELETON_TAG = "exercise-skeleton"
 NOTE_TAG = "student-note"
-FENCE = re.compile(r"^(\s*)(`{3,}|:{3,})\s*\{(solution|solution-start|solution-end)\}")
 CHECK_NAMES = {"exercise"}          # check.exercise / exercise
 
 NOTE = """> **Student edition.** The solutions of this chapter's exercises have been removed. Each
 > coding exercise has a skeleton cell: replace every `raise NotImplementedError` (or `None`) with
-> your answer and run the cell; its self-check `check.exercise(...)` prints `PASS: ...`, or
+> your answer and run the cell; its self-check (`check.exercise(...)`) prints `PASS: ...`, or
 > `NOT YET: ...` with what is wrong. The figures and checks of the lecture part are shown as they
 > were computed; re-run the notebook from the top to reproduce them."""
-
-
-# --- markdown ------------------------------------------------------------------------------------
-
-def _closes(line: str, fence: str) -> bool:
-    stripped = line.strip()
-    return (len(stripped) >= len(fence) and set(stripped) == {fence[0]})
-
-
-def strip_markdown(source: str, in_region: bool) -> tuple[str, bool]:
-    """Remove solution blocks from one markdown cell; returns (kept text, inside start/end region).
-
-    ``in_region`` says whether the cell begins inside a solution-start/solution-end region.
-    """
-    lines, kept, i = source.split("\n"), [], 0
-    while i < len(lines):
-        line = lines[i]
-        match = FENCE.match(line)
-        if in_region:
-            if match and match.group(3) == "solution-end":
-                in_region = False
-                i = _skip_block(lines, i, match.group(2))
-            else:
-                i += 1
-            continue
-        if match and match.group(3) in ("solution", "solution-start"):
-            i = _skip_block(lines, i, match.group(2))
-            in_region = match.group(3) == "solution-start"
-            continue
-        kept.append(line)
-        i += 1
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-    return text, in_region
-
-
-def _skip_block(lines: list[str], i: int, fence: str) -> int:
-    """Index of the line after the fenced block opened at line i."""
-    for j in range(i + 1, len(lines)):
-        if _closes(lines[j], fence):
-            return j + 1
-    return len(lines)
 
 
 # --- code ----------------------------------------------------------------------------------------
@@ -154,30 +121,29 @@ def _assigned(tree: ast.Module, name: str) -> bool:
 
 # --- notebooks -----------------------------------------------------------------------------------
 
-def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The student edition of one chapter notebook (a new notebook; ``nb`` is not modified)."""
-    out = nbformat.v4.new_notebook(metadata=dict(nb.metadata))
+def skeleton_cell(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The skeleton cell that replaces a solution code cell (no outputs, tagged as a skeleton)."""
+    tags = cell.metadata.get("tags", [])
+    meta = {k: v for k, v in cell.metadata.items() if k != "execution"}
+    meta["tags"] = [t for t in tags if t != SOLUTION_TAG] + [SKELETON_TAG]
+    return nbformat.v4.new_code_cell(skeleton(cell.source), metadata=meta)
+
+
+def student_notebook(nb: nbformat.NotebookNode, doc: str = "",
+                     table: dict | None = None) -> nbformat.NotebookNode:
+    """The student edition of one chapter notebook (a new notebook; ``nb`` is not modified).
+
+    ``doc`` is the chapter's name in the book (``chapters/01_...``) and ``table`` the numbering
+    table (default: the committed ``notebooks/book-numbering.json``).
+    """
+    table = table if table is not None else _edition.load_table(ROOT)
+    out = _edition.convert_notebook(
+        nb, doc, table, site=_edition.site_url(ROOT),
+        install_source=_install_cell.install_cell_source(ROOT), student=True,
+        solution_code=skeleton_cell, keep_outputs=True)
     out.metadata["nqf_student_edition"] = True
     note = nbformat.v4.new_markdown_cell(NOTE, metadata={"tags": [NOTE_TAG]})
-    out.cells.append(note)
-    in_region = False
-    for cell in nb.cells:
-        tags = cell.metadata.get("tags", [])
-        if cell.cell_type == "markdown":
-            text, in_region = strip_markdown(cell.source, in_region)
-            if text:
-                new = nbformat.v4.new_markdown_cell(text, metadata=dict(cell.metadata))
-                if "attachments" in cell:
-                    new["attachments"] = cell["attachments"]
-                out.cells.append(new)
-        elif cell.cell_type == "code" and (SOLUTION_TAG in tags or in_region):
-            meta = {k: v for k, v in cell.metadata.items() if k != "execution"}
-            meta["tags"] = [t for t in tags if t != SOLUTION_TAG] + [SKELETON_TAG]
-            out.cells.append(nbformat.v4.new_code_cell(skeleton(cell.source), metadata=meta))
-        elif in_region:
-            continue                                    # a raw cell inside a solution
-        else:
-            out.cells.append(nbformat.from_dict(dict(cell)))
+    out.cells.insert(0, note)
     for k, cell in enumerate(out.cells):
         cell["id"] = f"cell-{k:03d}"                      # stable ids: editions diff cleanly
     nbformat.validate(out)
@@ -188,10 +154,11 @@ def build(chapters: list[Path], dest: Path) -> list[Path]:
     """Write the student edition of each chapter into ``dest``; returns the written paths."""
     dest.mkdir(parents=True, exist_ok=True)
     written = []
+    table = _edition.load_table(ROOT)
     for path in chapters:
         nb = nbformat.read(path, as_version=4)
         target = dest / path.name
-        student = student_notebook(nb)
+        student = student_notebook(nb, _edition.docname(path, ROOT), table)
         nbformat.write(student, target)
         written.append(target)
     return written

@@ -58,11 +58,22 @@ def test_executed_top_to_bottom_without_errors(path):
     assert not stderr, f"{path.name} stores stderr output (warnings): {stderr[:1]}"
 
 
+def canonical_install_cell():
+    """The Colab install cell made from _config.yml and pyproject.toml (scripts/notebook_edition)."""
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from notebook_edition.install_cell import install_cell_source
+    return install_cell_source(ROOT)
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_first_code_cell_installs_in_colab_only(path):
     first = code_cells(nbformat.read(path, as_version=4))[0]
     assert '"google.colab" in sys.modules' in first.source
     assert f"git+{repository_url()}" in first.source, "install cell and _config.yml disagree on the URL"
+    assert first.source == canonical_install_cell(), (
+        f"{path.name}: the first code cell is not the canonical install cell (--no-deps, pinned "
+        f"tag, NQF_DEVICE=cpu in Colab): run `make install-cells`")
     assert "hide-cell" in first.metadata.get("tags", [])
     assert not first.outputs
 

@@ -3,8 +3,8 @@
 For the intro page and every chapter in ``_toc.yml``, headless Chromium loads the page from a local
 server while every remote host name fails to resolve, and the test checks that MathJax typeset the
 math, that each figure stored in the notebook is on the page and was served, that saved widget state
-rendered into live controls, and that the Colab and Binder links point at the chapter's notebook in
-the repository named in ``_config.yml``. A screenshot of each chapter goes to ``_build/screenshots``.
+rendered into live controls, and that the Colab and Binder links point at the chapter's notebook
+edition (``notebooks/``, made by ``make notebooks``) in the repository named in ``_config.yml``. A screenshot of each chapter goes to ``_build/screenshots``.
 """
 
 from __future__ import annotations
@@ -196,10 +196,13 @@ def test_chapter(chapter, browser, book_server):
                 f"{page_path}: {widgets} widget outputs, {dom.rendered_widgets} rendered")
             assert_only_local_requests(page_path, page, "/_static/vendor/html-manager/embed-amd.js")
 
-    # (c) The launch buttons open this chapter's notebook in Colab and on Binder.
+    # (c) The launch buttons open this chapter's notebook edition (plain CommonMark, made by
+    # `make notebooks`) in Colab and on Binder, at a path that exists in the repository.
     owner, repo, branch, prefix = repository()
     launch = CONFIG.get("launch_buttons", {})
-    notebook = f"{prefix}{chapter}.ipynb"
+    edition = f"{CONFIG['sphinx']['config'].get('nqf_edition_dir', 'notebooks')}/{name}.ipynb"
+    assert (ROOT / edition).is_file(), f"{page_path}: launch target {edition} missing"
+    notebook = f"{prefix}{edition}"
     ui = {"classic": "tree", "jupyterlab": "lab/tree"}[launch.get("notebook_interface", "classic")]
     colab = f"{launch['colab_url'].strip('/')}/github/{owner}/{repo}/blob/{branch}/{notebook}"
     binder = f"{launch['binderhub_url'].strip('/')}/v2/gh/{owner}/{repo}/{branch}?urlpath={ui}/{notebook}"

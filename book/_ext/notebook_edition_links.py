@@ -1,0 +1,87 @@
+"""Sphinx extension: the launch buttons of a chapter open its notebook edition, not its
+source. sphinx-book-theme points the Colab and Binder buttons (and the .ipynb download
+button) at the page's source, ``chapters/NAME.ipynb``: MyST that Jupyter and Colab show
+as raw code blocks. The edition made for them by ``make notebooks`` lives at
+``notebooks/NAME.ipynb``; this extension rewrites the buttons of every page whose source
+is in ``chapters/`` to that path, after the theme has made them. That the file exists is
+checked by the tests (tests/test_notebook_edition.py,
+tests/test_edition_against_book.py), not here: ``make notebooks`` reads the numbering
+from this very build, so the build must succeed before a new chapter has its edition.
+
+The download button gets the edition too: the build copies ``notebooks/`` to
+``_build/html/notebooks/``.
+
+Configuration (``sphinx.config`` in ``_config.yml``): ``nqf_edition_dir`` (default
+``notebooks``) and ``nqf_edition_sources`` (default ``chapters``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
+
+
+def _rewrite(buttons: list[dict[str, Any]], old: str, new: str, download: str) -> int:
+    """Replace ``old`` by ``new`` in the launch URLs (and the download URL); count the
+    changes."""
+    changed = 0
+    for button in buttons:
+        if button.get("type") == "group":
+            changed += _rewrite(button.get("buttons", []), old, new, download)
+        elif button.get("type") == "link" and isinstance(button.get("url"), str):
+            url = button["url"]
+            if button.get("label") == "download-source-button":
+                if url.endswith(".ipynb"):
+                    button["url"] = download
+            elif url.endswith(old) or f"{old}&" in url:
+                button["url"] = url.replace(old, new)
+                changed += 1
+    return changed
+
+
+def point_buttons_at_edition(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """``html-page-context`` handler, run after the theme's (priority 502 > 501)."""
+    sources = app.config.nqf_edition_sources.strip("/")
+    if not pagename.startswith(f"{sources}/"):
+        return
+    name = Path(pagename).name + ".ipynb"
+    edition = f"{app.config.nqf_edition_dir.strip('/')}/{name}"
+    if not (Path(app.srcdir) / edition).is_file():
+        LOGGER.info(
+            f"{pagename}: no notebook edition at {edition} yet (run `make notebooks`)"
+        )
+    depth = pagename.count("/")
+    download = "../" * depth + edition
+    changed = _rewrite(
+        context.get("header_buttons", []), f"{pagename}.ipynb", edition, download
+    )
+    if not changed:
+        LOGGER.warning(f"{pagename}: found no launch button to point at {edition}")
+
+
+def copy_edition(app: Sphinx, exception: Exception | None) -> None:
+    """Serve the edition from the built book (for the download button)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    src = Path(app.srcdir) / app.config.nqf_edition_dir
+    dest = Path(app.outdir) / app.config.nqf_edition_dir
+    if src.is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        for path in src.glob("*.ipynb"):
+            shutil.copy2(path, dest / path.name)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("nqf_edition_dir", "notebooks", "html")
+    app.add_config_value("nqf_edition_sources", "chapters", "html")
+    app.connect("html-page-context", point_buttons_at_edition, priority=502)
+    app.connect("build-finished", copy_edition)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,69 @@
+"""Write the Jupyter/Colab edition of the chapters into ``notebooks/`` (``make
+notebooks``). The chapters are written for Jupyter Book (MyST). Jupyter, JupyterLab, VS
+Code and Colab render CommonMark, so the notebooks that the Colab and Binder buttons
+open are this edition instead: theorems, proofs, exercises and references rewritten as
+plain markdown with the numbers of the HTML book, solutions collapsed, the canonical
+Colab install cell first, outputs stripped.
+
+    python scripts/make_notebooks.py --numbering-from _build/html  # after `make book`
+    python scripts/make_notebooks.py           # reuse notebooks/book-numbering.json
+    python scripts/make_notebooks.py --check   # exit 1 if notebooks/ is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from notebook_edition import edition, numbering  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--numbering-from",
+        type=Path,
+        metavar="HTML_DIR",
+        help="read the numbering table from this built book first",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if notebooks/ or its table is stale",
+    )
+    args = parser.parse_args()
+    root = edition.ROOT
+    table_path = root / edition.EDITION / edition.TABLE
+    if args.numbering_from:
+        text = numbering.dumps(edition.build_table(args.numbering_from, root))
+        if args.check:
+            if (
+                not table_path.is_file()
+                or table_path.read_text(encoding="utf-8") != text
+            ):
+                print(
+                    f"{table_path.relative_to(root)} differs from the book in "
+                    f"{args.numbering_from}: run `make notebooks`"
+                )
+                return 1
+        elif not table_path.is_file() or table_path.read_text(encoding="utf-8") != text:
+            table_path.parent.mkdir(exist_ok=True)
+            table_path.write_text(text, encoding="utf-8")
+            print(f"wrote {table_path.relative_to(root)}")
+    if args.check:
+        problems = edition.stale(root)
+        for problem in problems:
+            print(problem)
+        if problems:
+            print("the notebook edition is stale: run `make notebooks`")
+        return 1 if problems else 0
+    for path in edition.write_edition(edition.load_table(root), root):
+        print(f"wrote {path.relative_to(root)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""The Jupyter/Colab edition of the chapters: MyST -> CommonMark, numbered like the HTML
+book. Modules: :mod:`.myst` reads the MyST block syntax; :mod:`.transforms` rewrites one
+construct per function; :mod:`.numbering` reads the book's numbering from the built
+HTML; :mod:`.install_cell` makes the Colab install cell; :mod:`.edition` converts whole
+notebooks and writes ``notebooks/``. The command line is ``scripts/make_notebooks.py``;
+``scripts/make_student.py`` uses the same conversion for the student edition.
+"""
+
+from .edition import convert_notebook, load_table, site_url, stale, write_edition
+from .install_cell import install_cell_source
+from .transforms import ConversionError, Context, convert
+
+__all__ = [
+    "ConversionError",
+    "Context",
+    "convert",
+    "convert_notebook",
+    "install_cell_source",
+    "load_table",
+    "site_url",
+    "stale",
+    "write_edition",
+]

@@ -1,0 +1,269 @@
+"""Whole notebooks: the Jupyter/Colab edition of a chapter, full or student.
+
+:func:`convert_notebook` turns one chapter into its edition: every markdown cell through
+:func:`.transforms.convert`, the first code cell replaced by the canonical install cell,
+solution code collapsed (full edition) or handed to a hook that writes a skeleton
+(student edition, see ``scripts/make_student.py``), and a reference list appended.
+:func:`write_edition` writes the committed edition ``notebooks/``; :func:`stale` says
+which of its files no longer match ``chapters/`` (the check ``make test`` runs, as for a
+lock file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import nbformat
+import yaml
+
+from . import install_cell, numbering, transforms
+
+ROOT = Path(__file__).resolve().parents[2]
+EDITION = "notebooks"  # the committed edition, at the repository root
+TABLE = "book-numbering.json"  # the numbering table, inside EDITION
+SOLUTION_TAG = "solution"
+EDITION_NOTE_TAG = "edition-note"
+REFERENCES_TAG = "references"
+KEEP_METADATA = ("kernelspec", "language_info")
+
+SolutionHook = Callable[[nbformat.NotebookNode], nbformat.NotebookNode]
+
+
+def config(root: Path = ROOT) -> dict[str, Any]:
+    return yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+
+
+def site_url(root: Path = ROOT) -> str:
+    """Address of the online book: ``html.baseurl`` if set, else the repository's GitHub
+    Pages
+    site (``https://OWNER.github.io/NAME/``, where the Pages workflow publishes it)."""
+    conf = config(root)
+    base = (conf.get("html") or {}).get("baseurl") or ""
+    if base:
+        return base.rstrip("/") + "/"
+    owner, name = (
+        urlsplit(install_cell.repository_url(root)).path.strip("/").split("/")[:2]
+    )
+    return f"https://{owner.lower()}.github.io/{name}/"
+
+
+def toc_docs(root: Path = ROOT) -> list[str]:
+    """Every docname of ``_toc.yml``, in order."""
+
+    def files(node: Any) -> list[str]:
+        if isinstance(node, dict):
+            own = [node["file"]] if "file" in node else []
+            return own + [f for k, v in node.items() if k != "file" for f in files(v)]
+        if isinstance(node, list):
+            return [f for item in node for f in files(item)]
+        return []
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"]] + files(toc.get("parts", []) or toc.get("chapters", []))
+
+
+def chapter_paths(root: Path = ROOT) -> list[Path]:
+    return sorted((root / "chapters").glob("*.ipynb"))
+
+
+def docname(path: Path, root: Path = ROOT) -> str:
+    """``chapters/01_x.ipynb`` -> ``chapters/01_x`` (the book's name for the page)."""
+    return path.resolve().relative_to(root.resolve()).with_suffix("").as_posix()
+
+
+# --- the numbering table
+# --------------------------------------------------------------------------
+
+
+def build_table(html_dir: Path, root: Path = ROOT) -> dict[str, Any]:
+    """The numbering table of the book built in ``html_dir`` (see :mod:`.numbering`)."""
+    chapters = {
+        docname(p, root): nbformat.read(p, as_version=4) for p in chapter_paths(root)
+    }
+    return numbering.extract(html_dir, chapters, toc_docs(root))
+
+
+def load_table(root: Path = ROOT) -> dict[str, Any]:
+    return numbering.load(root / EDITION / TABLE)
+
+
+# --- one notebook
+# ---------------------------------------------------------------------------------
+
+
+def _clean_code(
+    cell: nbformat.NotebookNode, keep_outputs: bool
+) -> nbformat.NotebookNode:
+    new = nbformat.from_dict(dict(cell))
+    new.metadata = {k: v for k, v in cell.metadata.items() if k != "execution"}
+    if not keep_outputs:
+        new.outputs, new.execution_count = [], None
+    return new
+
+
+def edition_note(doc: str, site: str) -> str:
+    return (
+        f"*This is the Jupyter edition of a chapter of the "
+        f"[online book]({site}{doc}.html), made from `{doc}.ipynb` by "
+        f"`make notebooks`: edit that file, not this one.*"
+    )
+
+
+def references(keys: list[str], table: dict[str, Any], level: int = 2) -> str:
+    """The reference list of the cited works, with the labels the book shows."""
+    entries = sorted(
+        (table["citations"][k]["label"], table["citations"][k]["entry"]) for k in keys
+    )
+    lines = [f"{'#' * level} References", ""]
+    lines += [
+        f"* [{transforms.escape(label)}] {transforms.escape(entry)}"
+        for label, entry in entries
+    ]
+    return "\n".join(lines)
+
+
+def convert_notebook(
+    nb: nbformat.NotebookNode,
+    doc: str,
+    table: dict[str, Any],
+    *,
+    site: str,
+    install_source: str,
+    student: bool = False,
+    solution_code: SolutionHook | None = None,
+    keep_outputs: bool = False,
+) -> nbformat.NotebookNode:
+    """The edition of one chapter notebook (a new notebook; ``nb`` is not modified).
+
+    ``student`` leaves the solutions out; ``solution_code`` then turns each solution
+    code cell into what the student gets (``None``: the cell is dropped).
+    ``keep_outputs`` keeps the stored outputs of the other code cells (the committed
+    full edition strips them).
+    """
+    ctx = transforms.Context(doc=doc, table=table, site=site, student=student)
+    out = nbformat.v4.new_notebook(
+        metadata={k: nb.metadata[k] for k in KEEP_METADATA if k in nb.metadata}
+    )
+    out.metadata["nqf_edition"] = "student" if student else "full"
+    if not student:
+        out.cells.append(
+            nbformat.v4.new_markdown_cell(
+                edition_note(doc, site), metadata={"tags": [EDITION_NOTE_TAG]}
+            )
+        )
+        out.cells[-1]["id"] = EDITION_NOTE_TAG
+    first_code = True
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "markdown":
+            ctx.exercises = []
+            text = transforms.convert(cell.source, ctx, top=True)
+            if not text:
+                continue
+            new = nbformat.v4.new_markdown_cell(text, metadata=dict(cell.metadata))
+            if ctx.exercises:
+                new.metadata["nqf"] = {"exercises": ctx.exercises}
+            if "attachments" in cell:
+                new["attachments"] = cell["attachments"]
+        elif cell.cell_type == "code" and cell.source.strip() and first_code:
+            first_code = False
+            new = _clean_code(cell, keep_outputs=False)
+            new.source = install_source
+        elif cell.cell_type == "code" and (
+            SOLUTION_TAG in tags or ctx.region is not None
+        ):
+            if student:
+                if solution_code is None:
+                    continue
+                new = solution_code(cell)
+            else:
+                new = _clean_code(cell, keep_outputs)
+                new.metadata.setdefault("jupyter", {})["source_hidden"] = True
+        elif cell.cell_type == "code":
+            new = _clean_code(cell, keep_outputs)
+        elif ctx.region is not None and student:
+            continue  # a raw cell inside a solution
+        else:
+            new = nbformat.from_dict(dict(cell))
+        new["id"] = cell.get("id", new.get("id"))
+        out.cells.append(new)
+    if ctx.cited:
+        out.cells.append(
+            nbformat.v4.new_markdown_cell(
+                references(ctx.cited, table), metadata={"tags": [REFERENCES_TAG]}
+            )
+        )
+        out.cells[-1]["id"] = REFERENCES_TAG
+    nbformat.validate(out)
+    return out
+
+
+# --- the committed edition
+# ------------------------------------------------------------------------
+
+
+def render(path: Path, table: dict[str, Any], root: Path = ROOT) -> str:
+    """The text of the full edition of the chapter at ``path``, as written to
+    ``notebooks/``."""
+    nb = nbformat.read(path, as_version=4)
+    edition = convert_notebook(
+        nb,
+        docname(path, root),
+        table,
+        site=site_url(root),
+        install_source=install_cell.install_cell_source(root),
+    )
+    return nbformat.writes(edition) + "\n"
+
+
+def write_edition(table: dict[str, Any], root: Path = ROOT) -> list[Path]:
+    """Write ``notebooks/<chapter>.ipynb`` for every chapter; remove editions of lost
+    chapters."""
+    dest = root / EDITION
+    dest.mkdir(exist_ok=True)
+    written = []
+    names = set()
+    for path in chapter_paths(root):
+        target = dest / path.name
+        names.add(path.name)
+        text = render(path, table, root)
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+        written.append(target)
+    for orphan in dest.glob("*.ipynb"):
+        if orphan.name not in names:
+            orphan.unlink()
+    return written
+
+
+def stale(root: Path = ROOT) -> list[str]:
+    """Why ``notebooks/`` does not match ``chapters/`` (empty when it is up to date)."""
+    problems = []
+    try:
+        table = load_table(root)
+    except FileNotFoundError as err:
+        return [str(err)]
+    dest = root / EDITION
+    names = set()
+    for path in chapter_paths(root):
+        names.add(path.name)
+        target = dest / path.name
+        try:
+            text = render(path, table, root)
+        except transforms.ConversionError as err:
+            problems.append(f"{path.name}: {err}")
+            continue
+        if not target.is_file():
+            problems.append(f"{target.relative_to(root)} missing")
+        elif target.read_text(encoding="utf-8") != text:
+            problems.append(
+                f"{target.relative_to(root)} differs from what {path.name} gives"
+            )
+    problems += [
+        f"{p.relative_to(root)} has no chapter"
+        for p in dest.glob("*.ipynb")
+        if p.name not in names
+    ]
+    return problems

@@ -1,0 +1,79 @@
+"""The first code cell of every chapter: install ``nqf_mini`` in Colab, and nowhere
+else. One canonical text, made here from the repository address in ``_config.yml`` and
+the package version in ``pyproject.toml`` (the tag ``v<version>``):
+
+* ``pip install --no-deps`` from the repository at that tag, so none of Colab's own
+  packages is replaced (a resolving install upgrades ipywidgets 7.7.1 to 8.x, whose
+  front end breaks Colab's controls); Colab already ships torch, numpy and matplotlib;
+* ``NQF_DEVICE=cpu``, so that a Colab GPU reproduces the stored CPU numbers, with one
+  visible line saying how to use the GPU instead;
+* nothing at all outside Colab.
+
+The notebook editions always carry this cell; ``make install-cells`` writes it into
+``chapters/`` and ``tests/test_chapters.py`` checks that the chapters carry it too.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import yaml
+
+TEMPLATE = """\
+# In Colab only: install the course package and change none of Colab's own packages;
+# compute on the CPU, as the stored outputs were. Elsewhere this cell does nothing.
+import os, subprocess, sys
+if "google.colab" in sys.modules:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "nqf_mini @ git+{url}@{ref}"],
+                   check=True)
+    os.environ["NQF_DEVICE"] = "cpu"  # to use a Colab GPU, write "cuda" here"""
+
+
+def repository_url(root: Path) -> str:
+    """The repository address: ``repository.url`` in ``_config.yml``, its one home."""
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    return config["repository"]["url"].rstrip("/").removesuffix(".git")
+
+
+def package_version(root: Path) -> str:
+    """``project.version`` of ``pyproject.toml`` (read without tomllib, absent on 3.10).
+    """
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    project = text.split("[project]", 1)[1].split("\n[", 1)[0]
+    match = re.search(r'^version\s*=\s*"([^"]+)"', project, re.M)
+    if not match:
+        raise ValueError("pyproject.toml: no version in [project]")
+    return match.group(1)
+
+
+def pinned_ref(root: Path) -> str:
+    """The git reference the Colab cell installs: the release tag of the package
+    version."""
+    return f"v{package_version(root)}"
+
+
+def install_cell_source(root: Path) -> str:
+    """The canonical source of the first code cell."""
+    return TEMPLATE.format(url=repository_url(root), ref=pinned_ref(root))
+
+
+def first_code_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    return next(c for c in nb.cells if c.cell_type == "code" and c.source.strip())
+
+
+def rewrite(path: Path, source: str) -> bool:
+    """Make the first code cell of the notebook at ``path`` the canonical one; True if
+    changed.
+
+    Only the cell's source changes: its tags, outputs (none) and execution count stay.
+    """
+    nb = nbformat.read(path, as_version=4)
+    cell = first_code_cell(nb)
+    if cell.source == source:
+        return False
+    cell.source = source
+    nbformat.write(nb, path)
+    return True
