@@ -54,3 +54,12 @@ def test_make_architecture_rejects_unknown_names():
         nqf.make_architecture("transformer9000")
     with pytest.raises(ValueError, match="argument `phi`"):
         nqf.make_architecture("mlp", phi="swish2")
+
+
+def test_the_version_is_the_one_the_install_cell_pins():
+    """nqf_mini.__version__ agrees with pyproject.toml, whose version names the Colab tag."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', text, re.M).group(1) == nqf.__version__
