@@ -13,7 +13,8 @@ VENDOR := book/_static/vendor/.stamp
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test unit nbval chapters browser-test execute student lock benchmarks clean help
+.PHONY: book test unit nbval chapters browser-test execute student lock benchmarks clean help \
+	grade
 
 help:
 	@echo "make book | test | student | execute | browser-test | benchmarks | lock | clean"
@@ -36,7 +37,8 @@ book: $(STAMP) $(VENDOR)
 	$(BIN)/jupyter-book build . --builder html --warningiserror --keep-going
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py -q
+	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py \
+		tests/test_grade.py -q
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
@@ -54,6 +56,13 @@ browser-test: book
 student: $(STAMP)
 	rm -rf student
 	$(BIN)/python scripts/make_student.py --out student
+
+# Grade a class: every notebook under SUBMISSIONS (one folder per student) into
+# SUBMISSIONS/grades.csv, each notebook in its own process with GRADE_TIMEOUT seconds.
+GRADE_TIMEOUT ?= 120
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [GRADE_TIMEOUT=120]"; exit 2; }
+	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --timeout $(GRADE_TIMEOUT)
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb
