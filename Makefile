@@ -14,10 +14,11 @@ export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
 .PHONY: book test unit nbval chapters browser-test execute student lock benchmarks clean help \
-	grade
+	grade book-student
 
 help:
 	@echo "make book | test | student | execute | browser-test | benchmarks | lock | clean"
+	@echo "make book-student | grade SUBMISSIONS=dir"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,8 +45,8 @@ nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-p no:randomly chapters -q
 
-test: unit nbval book
-	$(BIN)/python -m pytest tests/test_book_build.py -q
+test: unit nbval book book-student
+	$(BIN)/python -m pytest tests/test_book_build.py tests/test_student_book.py -q
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
 browser-test: book
@@ -56,6 +57,11 @@ browser-test: book
 student: $(STAMP)
 	rm -rf student
 	$(BIN)/python scripts/make_student.py --out student
+
+# The book without solutions (chapters from the student edition) into _build/student-html,
+# for a term in which the exercises are graded.
+book-student: $(STAMP) $(VENDOR)
+	$(BIN)/python scripts/build_student_book.py
 
 # Grade a class: every notebook under SUBMISSIONS (one folder per student) into
 # SUBMISSIONS/grades.csv, each notebook in its own process with GRADE_TIMEOUT seconds.

@@ -1,16 +1,19 @@
-"""Grade one submitted notebook (run by ``make grade`` once per notebook, in its own process).
+"""Grade one submitted notebook (run by ``make grade`` once per notebook, in its own
+process).
 
-The student's notebook runs, top to bottom, in a Jupyter kernel of its own (the "student kernel":
-a separate process, with a deadline for the whole notebook). What it prints is ignored, and so is
-anything it does to its own modules: a ``check.exercise`` replaced by ``lambda *a: print("PASS")``
-changes nothing here. After the last cell, this process asks the kernel, cell by cell, for each
-exercise's answer (:mod:`nqf_mini.course.probe`): a function is called on the public cases and on
-hidden, randomised ones drawn from a seed the notebook never saw, and only the plain data it
-returns (tensors, numbers, strings) comes back, read with ``torch.load(weights_only=True)``. The
-checks of :mod:`nqf_mini.course.check` then judge that data in this process, which never runs a
-line of the student's code.
+The student's notebook runs, top to bottom, in a Jupyter kernel of its own (the "student
+kernel": a separate process, with a deadline for the whole notebook). What it prints is
+ignored, and so is anything it does to its own modules: a ``check.exercise`` replaced by
+``lambda *a: print("PASS")`` changes nothing here. After the last cell, this process
+asks the kernel, cell by cell, for each exercise's answer
+(:mod:`nqf_mini.course.probe`): a function is called on the public cases and on hidden,
+randomised ones drawn from a seed the notebook never saw, and only the plain data it
+returns (tensors, numbers, strings) comes back, read with
+``torch.load(weights_only=True)``. The checks of :mod:`nqf_mini.course.check` then judge
+that data in this process, which never runs a line of the student's code.
 
-Usage: ``python -m nqf_mini.course.grade_notebook NOTEBOOK --chapter N --out result.json``.
+Usage: ``python -m nqf_mini.course.grade_notebook NOTEBOOK --chapter N --out
+result.json``.
 """
 
 from __future__ import annotations
@@ -37,9 +40,14 @@ from .answers import Answer, AnswerError, reject
 from .check import judge
 from .points import GRADED, labels_of_chapter
 
-#: Environment of the student kernel: CPU, one thread per kernel (the grader runs several).
-KERNEL_ENV = {"NQF_DEVICE": "cpu", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-              "PYTHONHASHSEED": "0"}
+#: Environment of the student kernel: CPU, one thread per kernel (the grader runs
+#: several).
+KERNEL_ENV = {
+    "NQF_DEVICE": "cpu",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0",
+}
 
 
 class NotebookTimeout(Exception):
@@ -47,10 +55,12 @@ class NotebookTimeout(Exception):
 
 
 def start_kernel(client: NotebookClient, attempts: int = 3, **kwargs: Any) -> None:
-    """Start ``client``'s kernel and its channels, retrying when the kernel does not answer.
+    """Start ``client``'s kernel and its channels, retrying when the kernel does not
+    answer.
 
-    A kernel that misses its start-up handshake (``startup_timeout``) is shut down and replaced,
-    so that one lost message at start-up fails fast and is retried instead of stalling a run.
+    A kernel that misses its start-up handshake (``startup_timeout``) is shut down and
+    replaced, so that one lost message at start-up fails fast and is retried instead of
+    stalling a run.
     """
     for attempt in range(1, attempts + 1):
         client.km = client.create_kernel_manager()
@@ -59,7 +69,7 @@ def start_kernel(client: NotebookClient, attempts: int = 3, **kwargs: Any) -> No
             client.start_new_kernel_client()
             return
         except (RuntimeError, TimeoutError):
-            stop_kernel(client)                  # start_new_kernel_client cleans up after itself
+            stop_kernel(client)  # start_new_kernel_client cleans up after itself
             if attempt == attempts:
                 raise
 
@@ -75,14 +85,28 @@ def stop_kernel(client: NotebookClient) -> None:
 class KernelSession:
     """The student kernel, with a deadline for everything run in it."""
 
-    def __init__(self, nb: nbformat.NotebookNode, deadline: float, workdir: Path,
-                 pid_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        nb: nbformat.NotebookNode,
+        deadline: float,
+        workdir: Path,
+        pid_file: Path | None = None,
+    ) -> None:
         self.deadline = deadline
         self.io = Path(tempfile.mkdtemp(prefix="nqf-probe-"))
-        self.client = NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
-                                     record_timing=False, startup_timeout=60,
-                                     iopub_timeout=10, shutdown_kernel="immediate")
+        self.client = NotebookClient(
+            nb,
+            timeout=60,
+            kernel_name="python3",
+            allow_errors=True,
+            record_timing=False,
+            startup_timeout=60,
+            iopub_timeout=10,
+            shutdown_kernel="immediate",
+        )
         env = {**os.environ, **KERNEL_ENV}
+        self.probe_index = len(nb.cells)  # nbclient stores each executed cell there
+        nb.cells.append(nbformat.v4.new_code_cell(""))
         start_kernel(self.client, env=env, cwd=str(workdir))
         if pid_file is not None:
             pid = getattr(self.client.km.provisioner, "pid", None)
@@ -95,8 +119,11 @@ class KernelSession:
             raise NotebookTimeout
         return max(1, int(left))
 
-    def execute(self, cell: nbformat.NotebookNode, index: int, store_history: bool = True) -> None:
-        """Run one cell; NotebookTimeout past the deadline, DeadKernelError if the kernel dies."""
+    def execute(
+        self, cell: nbformat.NotebookNode, index: int, store_history: bool = True
+    ) -> None:
+        """Run one cell; NotebookTimeout past the deadline, DeadKernelError if the
+        kernel dies."""
         self.client.timeout = self.remaining()
         try:
             self.client.execute_cell(cell, index, store_history=store_history)
@@ -105,10 +132,13 @@ class KernelSession:
 
     def run_code(self, code: str) -> None:
         """Run the grader's own code in the kernel (not stored in the history)."""
-        self.execute(nbformat.v4.new_code_cell(code), 0, store_history=False)
+        self.execute(
+            nbformat.v4.new_code_cell(code), self.probe_index, store_history=False
+        )
 
     def exchange(self, code: str, payload: Any | None = None) -> Any:
-        """Save ``payload`` for the kernel, run ``code`` (which may use {inp} and {out}) and
+        """Save ``payload`` for the kernel, run ``code`` (which may use {inp} and {out})
+        and
         read back what it wrote, as plain data."""
         self.calls += 1
         inp, out = self.io / f"in{self.calls}.pt", self.io / f"out{self.calls}.pt"
@@ -117,9 +147,12 @@ class KernelSession:
         self.run_code(code.format(inp=str(inp), out=str(out)))
         try:
             return torch.load(out, weights_only=True)
-        except Exception as exc:  # noqa: BLE001 - anything unreadable is the answer's failure
-            raise reject(f"the answer could not be read back from the kernel "
-                         f"({type(exc).__name__})") from None
+        except Exception as exc:  # noqa: BLE001
+            # Anything unreadable is the answer's failure.
+            raise reject(
+                f"the answer could not be read back from the kernel "
+                f"({type(exc).__name__})"
+            ) from None
 
     def close(self) -> None:
         stop_kernel(self.client)
@@ -132,8 +165,13 @@ _PROBE = "__import__('nqf_mini.course.probe', fromlist=['probe'])"
 class RemoteAnswer(Answer):
     """An answer that lives in the student kernel; every call is a round trip to it."""
 
-    def __init__(self, session: KernelSession, expr: str, index: int | None = None,
-                 name: str = "your function") -> None:
+    def __init__(
+        self,
+        session: KernelSession,
+        expr: str,
+        index: int | None = None,
+        name: str = "your function",
+    ) -> None:
         self.session, self.expr, self.index, self.name = session, expr, index, name
         if index is None:
             info = session.exchange(f"{_PROBE}.describe({expr!r}, {{out!r}})")
@@ -145,19 +183,31 @@ class RemoteAnswer(Answer):
         self.length = int(info.get("length", 0) or 0)
         self._info = info
         if self.kind == "error":
-            self.kind, self.type_name = "value", f"an expression that raised {self.type_name}"
+            self.kind, self.type_name = (
+                "value",
+                f"an expression that raised {self.type_name}",
+            )
 
     def _call(self, args: tuple, hessian: int | None = None) -> Any:
-        code = (f"{_PROBE}.call({self.expr!r}, {self.index!r}, {{inp!r}}, {{out!r}}, "
-                f"{self.name!r}, {hessian!r})")
+        code = (
+            f"{_PROBE}.call({self.expr!r}, {self.index!r}, {{inp!r}}, {{out!r}}, "
+            f"{self.name!r}, {hessian!r})"
+        )
         record = self.session.exchange(code, payload=args)
         if not isinstance(record, dict) or record.get("status") not in (
-                "value", "raised", "refused", "missing"):
+            "value",
+            "raised",
+            "refused",
+            "missing",
+        ):
             raise reject("the answer's result could not be read back from the kernel")
         if record["status"] == "value":
             from .answers import plain
+
             return plain(record["value"], f"the result of {self.name}")
-        raise reject(str(record.get("message", ""))[:300], missing=record["status"] == "missing")
+        raise reject(
+            str(record.get("message", ""))[:300], missing=record["status"] == "missing"
+        )
 
     def __call__(self, *args: Any) -> Any:
         return self._call(args)
@@ -167,17 +217,21 @@ class RemoteAnswer(Answer):
         if "error" in self._info:
             raise reject(str(self._info["error"]))
         from .answers import plain
+
         return plain(self._info.get("value"))
 
     def part(self, index: int) -> Answer:
-        return RemoteAnswer(self.session, self.expr, index, f"your function #{index + 1}")
+        return RemoteAnswer(
+            self.session, self.expr, index, f"your function #{index + 1}"
+        )
 
     def hessian(self, x: Any, p: int) -> Any:
         return self._call((x,), hessian=p)
 
 
 def answer_expression(nb: nbformat.NotebookNode, label: str) -> str:
-    """The expression the student's own ``check.exercise(label, ...)`` call passes (the last one),
+    """The expression the student's own ``check.exercise(label, ...)`` call passes (the
+    last one),
     or the chapter's, from :data:`~nqf_mini.course.points.GRADED`."""
     found = GRADED[label].answer
     for cell in nb.cells:
@@ -188,18 +242,26 @@ def answer_expression(nb: nbformat.NotebookNode, label: str) -> str:
         except SyntaxError:
             continue
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("exercise")
-                    and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant)
-                    and node.args[0].value == label):
+            if (
+                isinstance(node, ast.Call)
+                and ast.unparse(node.func).endswith("exercise")
+                and len(node.args) >= 2
+                and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value == label
+            ):
                 found = ast.unparse(node.args[1])
     return found
 
 
-#: Code that has no business in a chapter and is how one would tamper with the grader's probe
-#: inside the student kernel (frames, profilers, the probe and the answers module themselves).
-TAMPERING = re.compile(r"\b(setprofile|settrace|_getframe|currentframe|_current_frames|f_back|"
-                       r"f_locals|f_globals|gc\.get_referr\w+|ctypes|course\.(?:probe|answers|"
-                       r"grade\w*)|import\s[^\n]*\b(?:probe|answers|grade_notebook)\b)")
+#: Code that has no business in a chapter and is how one would tamper with the grader's
+#: probe
+#: inside the student kernel (frames, profilers, the probe and the answers module
+#: themselves).
+TAMPERING = re.compile(
+    r"\b(setprofile|settrace|_getframe|currentframe|_current_frames|f_back|"
+    r"f_locals|f_globals|gc\.get_referr\w+|ctypes|course\.(?:probe|answers|"
+    r"grade\w*)|import\s[^\n]*\b(?:probe|answers|grade_notebook)\b)"
+)
 
 
 def tampering(nb: nbformat.NotebookNode) -> str | None:
@@ -212,64 +274,97 @@ def tampering(nb: nbformat.NotebookNode) -> str | None:
 
 def _row(label: str, verdict: str, message: str) -> dict[str, Any]:
     points = GRADED[label].points
-    return {"label": label, "points": points if verdict == "pass" else 0, "max_points": points,
-            "verdict": verdict, "message": message}
+    return {
+        "label": label,
+        "points": points if verdict == "pass" else 0,
+        "max_points": points,
+        "verdict": verdict,
+        "message": message,
+    }
 
 
-def grade_notebook(path: Path, chapter: int, seed: int, timeout: float,
-                   pid_file: Path | None = None) -> list[dict[str, Any]]:
+def grade_notebook(
+    path: Path, chapter: int, seed: int, timeout: float, pid_file: Path | None = None
+) -> list[dict[str, Any]]:
     """One row per graded exercise of ``chapter`` for the notebook at ``path``."""
     labels = labels_of_chapter(chapter)
     start = time.monotonic()
     try:
         nb = nbformat.read(path, as_version=4)
-    except Exception as exc:  # noqa: BLE001 - an unreadable file is the submission's error
-        return [_row(label, "error", f"the notebook cannot be read: {exc}"[:300])
-                for label in labels]
+    except Exception as exc:  # noqa: BLE001
+        # An unreadable file is the submission's error.
+        return [
+            _row(label, "error", f"the notebook cannot be read: {exc}"[:300])
+            for label in labels
+        ]
     if (found := tampering(nb)) is not None:
-        return [_row(label, "error", f"not graded: the notebook uses `{found}`, which reaches "
-                                     "into the grader or the call stack; review it by hand")
-                for label in labels]
+        return [
+            _row(
+                label,
+                "error",
+                f"not graded: the notebook uses `{found}`, which "
+                "reaches "
+                "into the grader or the call stack; review it by "
+                "hand",
+            )
+            for label in labels
+        ]
     workdir = Path(tempfile.mkdtemp(prefix="nqf-grade-"))
     session, rows = None, []
     try:
+        expressions = {label: answer_expression(nb, label) for label in labels}
+        cells = list(enumerate(nb.cells))
         session = KernelSession(nb, start + timeout, workdir, pid_file)
-        for index, cell in enumerate(nb.cells):
+        for index, cell in cells:
             if cell.cell_type == "code":
                 session.execute(cell, index)
         for label in labels:
-            answer = RemoteAnswer(session, answer_expression(nb, label))
+            answer = RemoteAnswer(session, expressions[label])
             result = judge(label, answer, hidden=seed)
             verdict = "pass" if result.ok else "missing" if result.missing else "fail"
             rows.append(_row(label, verdict, result.message))
         return rows
     except NotebookTimeout:
-        verdict, message = "timeout", f"the notebook did not finish within {timeout:g} s"
+        verdict, message = (
+            "timeout",
+            f"the notebook did not finish within {timeout:g} s",
+        )
     except DeadKernelError:
         verdict, message = "error", "the kernel died while running the notebook"
     except AnswerError as err:
         verdict, message = "error", err.verdict.message
-    except Exception as exc:  # noqa: BLE001 - a crash of the run is the notebook's error
+    except Exception as exc:  # noqa: BLE001
+        # A crash of the run is the notebook's error.
         verdict, message = "error", f"{type(exc).__name__}: {exc}"[:300]
     finally:
         if session is not None:
             session.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    return rows + [_row(label, verdict, message) for label in labels[len(rows):]]
+    return rows + [_row(label, verdict, message) for label in labels[len(rows) :]]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--chapter", type=int, required=True)
-    parser.add_argument("--seed", type=int, required=True, help="seed of the hidden cases")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds for the notebook")
-    parser.add_argument("--out", type=Path, required=True, help="where to write the rows (JSON)")
-    parser.add_argument("--pid-file", type=Path, help="where to write the kernel's process id")
+    parser.add_argument(
+        "--seed", type=int, required=True, help="seed of the hidden cases"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds for the notebook"
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, help="where to write the rows (JSON)"
+    )
+    parser.add_argument(
+        "--pid-file", type=Path, help="where to write the kernel's process id"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     start = time.monotonic()
-    rows = grade_notebook(args.notebook, args.chapter, args.seed, args.timeout, args.pid_file)
+    rows = grade_notebook(
+        args.notebook, args.chapter, args.seed, args.timeout, args.pid_file
+    )
     args.out.write_text(json.dumps({"rows": rows, "seconds": time.monotonic() - start}))
     return 0
 

@@ -1,12 +1,14 @@
-"""Points per self-checked exercise: the one place where a teacher sets them (``make grade``).
+"""Points per self-checked exercise: the one place where a teacher sets them (``make
+grade``).
 
-``GRADED`` maps each self-check label to its points and to the expression that names the answer
-in the chapter (what the exercise asks the student to define and what the self-check call passes,
-e.g. ``A_bias`` or ``(f_gcn, A_gcn)``). The grader evaluates that expression in the student's
-kernel, or the expression the student's own ``check.exercise(label, ...)`` call passes when the
-notebook has one. The defaults follow the difficulty: 3 points for a two-star coding exercise,
-2 for a one-star one (or a number to derive), 1 for a prediction made with a widget.
-Derivations without a self-check are graded by hand with the rubric of the instructor page.
+``GRADED`` maps each self-check label to its points and to the expression that names the
+answer in the chapter (what the exercise asks the student to define and what the
+self-check call passes, e.g. ``A_bias`` or ``(f_gcn, A_gcn)``). The grader evaluates
+that expression in the student's kernel, or the expression the student's own
+``check.exercise(label, ...)`` call passes when the notebook has one. The defaults
+follow the difficulty: 3 points for a two-star coding exercise, 2 for a one-star one (or
+a number to derive), 1 for a prediction made with a widget. Derivations without a
+self-check are graded by hand with the rubric of the instructor page.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Graded:
-    """How one self-checked exercise is graded: its points and the answer's expression."""
+    """How one self-checked exercise is graded: its points and the answer's
+    expression."""
 
     points: int
     answer: str

@@ -1,10 +1,12 @@
-"""The registry of self-checks: labels ``"ch<N>.<name>"`` mapped to check functions (Chapters 1-7).
+"""The registry of self-checks: labels ``"ch<N>.<name>"`` mapped to check functions
+(Chapters 1-7).
 
-A check takes a student's answer, seen through an :class:`~nqf_mini.course.answers.Answer`, and
-``hidden``: ``None`` for the public cases a student's self-check runs, or a seed for the grader,
-which adds randomised cases the student has never seen. It returns a :class:`CheckResult`: ``ok``
-and a message meant for the student. The per-chapter modules ``checks_ch1`` ... ``checks_ch7``
-register their checks here; :mod:`nqf_mini.course.check` is what a notebook calls.
+A check takes a student's answer, seen through an
+:class:`~nqf_mini.course.answers.Answer`, and ``hidden``: ``None`` for the public cases
+a student's self-check runs, or a seed for the grader, which adds randomised cases the
+student has never seen. It returns a :class:`CheckResult`: ``ok`` and a message meant
+for the student. The per-chapter modules ``checks_ch1`` ... ``checks_ch7`` register
+their checks here; :mod:`nqf_mini.course.check` is what a notebook calls.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class CheckResult:
-    """Outcome of a self-check: ``ok``, a message meant for the student, and ``missing`` when
+    """Outcome of a self-check: ``ok``, a message meant for the student, and ``missing``
+    when
     there is no answer yet (``None``, or a function that raises NotImplementedError)."""
 
     ok: bool
@@ -34,10 +37,13 @@ CHECKS: dict[str, Check] = {}
 
 
 def register_check(label: str) -> Callable[[Check], Check]:
-    """Decorator registering a check function ``check(answer, hidden)`` under ``label``."""
+    """Decorator registering a check function ``check(answer, hidden)`` under
+    ``label``."""
+
     def wrap(fn: Check) -> Check:
         if label in CHECKS:
             raise ValueError(f"check label {label!r} is already registered")
         CHECKS[label] = fn
         return fn
+
     return wrap

@@ -76,7 +76,7 @@ def test_ch4_nnls_end_state():
 def test_ch4_extinction_threshold():
     assert exercise("ch4.extinction_threshold", 4 / 13, quiet=True).ok
     assert exercise("ch4.extinction_threshold", torch.tensor(0.308), quiet=True).ok
-    for wrong in (0.2, 0.5):           # no "higher" or "lower": that would be a bisection oracle
+    for wrong in (0.2, 0.5):      # no "higher" or "lower": that would allow a bisection
         result = exercise("ch4.extinction_threshold", wrong, quiet=True)
         assert not result.ok and "not the threshold" in result.message
         assert not any(w in result.message for w in ("higher", "lower", "survives at"))
