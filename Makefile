@@ -43,7 +43,7 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-p no:randomly chapters -q
+		--nbval-cell-timeout=120 --nbval-kernel-startup-timeout=60 -p no:randomly chapters -q
 
 test: unit nbval book book-student
 	$(BIN)/python -m pytest tests/test_book_build.py tests/test_student_book.py -q

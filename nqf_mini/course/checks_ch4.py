@@ -131,8 +131,10 @@ def _ch4_lv_rhs(answer: Answer, hidden: int | None) -> CheckResult:
             "Lotka-Volterra "
             f"equation (eq-ch4-lv) by up to {err:.3g}",
         )
+    sizes = ", ".join(str(b.shape[0]) for _, b, _ in cases)
     return CheckResult(
-        True, f"dz/dt = 4 z (b - C z) agrees on {len(cases)} random problems"
+        True,
+        f"dz/dt = 4 z (b - C z) agrees on {len(cases)} random problems (K = {sizes})",
     )
 
 
