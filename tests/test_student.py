@@ -132,8 +132,10 @@ def execute(nb: nbformat.NotebookNode) -> None:
     """Run every code cell of ``nb`` on a fresh kernel, ``CELL_TIMEOUT`` s per cell.
 
     The kernel start is retried (a kernel that misses its start-up handshake is
-    replaced), and a cell whose reply never comes fails after ``CELL_TIMEOUT`` with
-    nbclient's CellTimeoutError.
+    replaced), the client waits for messages in 1 s slices so that a lost ZMQ wake-up
+    costs one slice (``nqf_mini.course.grade_notebook.poll_in_slices``: the cause of
+    the run that hung for 600 s), and a cell whose reply never comes fails after
+    ``CELL_TIMEOUT`` with nbclient's CellTimeoutError.
     """
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                             allow_errors=False, startup_timeout=60)

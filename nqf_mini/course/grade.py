@@ -139,8 +139,10 @@ def grade_one(
                 _kill_group(int(pid_file.read_text()))  # the kernel has its own group
         seconds = time.monotonic() - start
         try:
-            rows = json.loads(out.read_text())["rows"]
+            result = json.loads(out.read_text())
+            rows, timing = result["rows"], result.get("timing", {})
         except (OSError, ValueError, KeyError):
+            timing = {}
             if seconds >= timeout + MARGIN:
                 verdict, message = (
                     "timeout",
@@ -164,6 +166,9 @@ def grade_one(
                 }
                 for label in labels_of_chapter(sub.chapter)
             ]
+    if os.environ.get("NQF_GRADE_TIMING"):
+        phases = ", ".join(f"{k} {v:.1f}" for k, v in timing.items())
+        print(f"{sub.path}: {seconds:.1f} s ({phases})", file=sys.stderr, flush=True)
     return [
         {"student": sub.student, "chapter": sub.chapter, **row} for row in rows
     ], seconds

@@ -27,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+from queue import Empty
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,40 @@ class NotebookTimeout(Exception):
     """The notebook (or a probe of its answers) ran past the deadline."""
 
 
+#: Longest single wait for a kernel message, in seconds (see :func:`poll_in_slices`).
+POLL_SLICE = 1.0
+
+
+def poll_in_slices(channel: Any) -> None:
+    """Make ``channel.get_msg`` wait in slices of :data:`POLL_SLICE` seconds.
+
+    The client's sockets are asyncio ZMQ sockets, woken by an edge-triggered file
+    descriptor. A wake-up can be lost (the same race as ipykernel's shell socket had,
+    ipykernel PR 1529): the message sits in the socket, kernel and client both idle,
+    until the wait's timeout, whose final non-blocking poll finds it. nbclient waits
+    for a cell's reply in one piece (the whole cell timeout) and for its output with no
+    timeout at all, so a lost wake-up showed up as a cell that "took" exactly its
+    timeout, or as a run stalled for minutes. Waiting in short slices ends every slice
+    with that final poll: a lost wake-up then costs at most one slice.
+    """
+    get_msg = channel.get_msg
+
+    async def sliced(timeout: float | None = None) -> dict[str, Any]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = POLL_SLICE if deadline is None else deadline - time.monotonic()
+            try:
+                return await get_msg(timeout=max(0.0, min(POLL_SLICE, left)))
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = sliced
+
+
 def start_kernel(client: NotebookClient, attempts: int = 3, **kwargs: Any) -> None:
     """Start ``client``'s kernel and its channels, retrying when the kernel does not
-    answer.
+    answer; the channels wait in slices (:func:`poll_in_slices`).
 
     A kernel that misses its start-up handshake (``startup_timeout``) is shut down and
     replaced, so that one lost message at start-up fails fast and is retried instead of
@@ -67,6 +99,8 @@ def start_kernel(client: NotebookClient, attempts: int = 3, **kwargs: Any) -> No
         try:
             client.start_new_kernel(**kwargs)
             client.start_new_kernel_client()
+            poll_in_slices(client.kc.shell_channel)
+            poll_in_slices(client.kc.iopub_channel)
             return
         except (RuntimeError, TimeoutError):
             stop_kernel(client)  # start_new_kernel_client cleans up after itself
@@ -284,9 +318,19 @@ def _row(label: str, verdict: str, message: str) -> dict[str, Any]:
 
 
 def grade_notebook(
-    path: Path, chapter: int, seed: int, timeout: float, pid_file: Path | None = None
+    path: Path,
+    chapter: int,
+    seed: int,
+    timeout: float,
+    pid_file: Path | None = None,
+    timing: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per graded exercise of ``chapter`` for the notebook at ``path``."""
+    """One row per graded exercise of ``chapter`` for the notebook at ``path``.
+
+    ``timing``, when given, receives the seconds spent starting the kernel, running the
+    cells (and the slowest cell), probing the answers and stopping the kernel.
+    """
+    timing = {} if timing is None else timing
     labels = labels_of_chapter(chapter)
     start = time.monotonic()
     try:
@@ -314,15 +358,25 @@ def grade_notebook(
     try:
         expressions = {label: answer_expression(nb, label) for label in labels}
         cells = list(enumerate(nb.cells))
+        mark = time.monotonic()
         session = KernelSession(nb, start + timeout, workdir, pid_file)
+        timing["kernel"], mark = time.monotonic() - mark, time.monotonic()
+        timing["slowest_cell"] = 0.0
         for index, cell in cells:
             if cell.cell_type == "code":
                 session.execute(cell, index)
+                timing["slowest_cell"] = max(
+                    timing["slowest_cell"], time.monotonic() - mark
+                )
+                mark = time.monotonic()
+        timing["cells"] = time.monotonic() - start - timing["kernel"]
+        mark = time.monotonic()
         for label in labels:
             answer = RemoteAnswer(session, expressions[label])
             result = judge(label, answer, hidden=seed)
             verdict = "pass" if result.ok else "missing" if result.missing else "fail"
             rows.append(_row(label, verdict, result.message))
+        timing["probes"] = time.monotonic() - mark
         return rows
     except NotebookTimeout:
         verdict, message = (
@@ -337,8 +391,10 @@ def grade_notebook(
         # A crash of the run is the notebook's error.
         verdict, message = "error", f"{type(exc).__name__}: {exc}"[:300]
     finally:
+        mark = time.monotonic()
         if session is not None:
             session.close()
+        timing["close"] = time.monotonic() - mark
         shutil.rmtree(workdir, ignore_errors=True)
     return rows + [_row(label, verdict, message) for label in labels[len(rows) :]]
 
@@ -362,10 +418,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     start = time.monotonic()
+    timing: dict[str, float] = {}
     rows = grade_notebook(
-        args.notebook, args.chapter, args.seed, args.timeout, args.pid_file
+        args.notebook, args.chapter, args.seed, args.timeout, args.pid_file, timing
     )
-    args.out.write_text(json.dumps({"rows": rows, "seconds": time.monotonic() - start}))
+    timing["total"] = time.monotonic() - start
+    args.out.write_text(json.dumps({"rows": rows, "timing": timing}))
     return 0
 
 
