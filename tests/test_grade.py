@@ -224,3 +224,34 @@ def test_points_are_set_for_every_check_and_name_the_chapters_answers():
                 path.name,
                 label,
             )
+
+
+def test_waits_for_kernel_messages_in_slices(monkeypatch):
+    """A message that arrived without waking the socket is found by the next slice."""
+    import asyncio
+    from queue import Empty
+
+    from nqf_mini.course import grade_notebook
+
+    monkeypatch.setattr(grade_notebook, "POLL_SLICE", 0.01)
+
+    class Channel:
+        def __init__(self, ready_after):
+            self.calls, self.ready_after = [], ready_after
+
+        async def get_msg(self, timeout=None):
+            self.calls.append(timeout)
+            if len(self.calls) > self.ready_after:
+                return {"msg": "reply"}
+            await asyncio.sleep(timeout)
+            raise Empty
+
+    channel = Channel(ready_after=3)
+    grade_notebook.poll_in_slices(channel)
+    assert asyncio.run(channel.get_msg(timeout=None)) == {"msg": "reply"}
+    assert max(channel.calls) <= 0.01 and len(channel.calls) == 4
+    never = Channel(ready_after=10**6)
+    grade_notebook.poll_in_slices(never)
+    with pytest.raises(Empty):
+        asyncio.run(never.get_msg(timeout=0.05))
+    assert 4 <= len(never.calls) <= 8

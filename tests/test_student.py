@@ -133,8 +133,8 @@ def execute(nb: nbformat.NotebookNode) -> None:
 
     The kernel start is retried (a kernel that misses its start-up handshake is
     replaced), the client waits for messages in 1 s slices so that a lost ZMQ wake-up
-    costs one slice (``nqf_mini.course.grade_notebook.poll_in_slices``: the cause of
-    the run that hung for 600 s), and a cell whose reply never comes fails after
+    costs one slice (``nqf_mini.course.grade_notebook.poll_in_slices``: the likely
+    cause of the run that hung for 600 s), and a cell whose reply never comes fails after
     ``CELL_TIMEOUT`` with nbclient's CellTimeoutError.
     """
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
