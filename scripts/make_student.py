@@ -57,8 +57,8 @@ NOTE = """> **Student edition.** The solutions of this chapter's exercises have 
 > the top to reproduce them."""
 
 ANSWER = """**Your answer.** ({label}) Double-click this cell and write your derivation
-here: Markdown, with the mathematics between dollar signs ($...$ inline, $$...$$
-displayed)."""
+here: Markdown, with the mathematics in LaTeX between single dollar signs (inline) or
+double ones (displayed)."""
 
 
 # --- markdown ------------------------------------------------------------------------------------
