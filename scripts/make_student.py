@@ -19,7 +19,12 @@ that follows the exercise convention gets one with no change here:
 * the outputs and execution counts of the skeleton cells are cleared. All other cells keep their
   stored outputs, so the student sees the figures and printed checks of the lecture part without
   running anything;
-* a note at the top says that this is the student edition.
+* every derivation exercise (``*Difficulty: ... (derivation).*``) is followed by a
+  markdown cell "**Your answer.**" tagged ``student-answer``, where the student writes
+  the derivation (:func:`add_answer_cells`, applied to the chapter before conversion);
+* a note at the top says that this is the student edition;
+* ``make student`` also writes ``README.md`` (:func:`write_readme`): how to open the
+  notebooks, check the exercises and hand them in.
 
 Theorem, exercise and equation numbers come from ``notebooks/book-numbering.json``, the table
 ``make notebooks`` reads from the built book.
@@ -29,6 +34,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -43,13 +50,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"
 SKELETON_TAG = "exercise-skeleton"
 NOTE_TAG = "student-note"
+ANSWER_TAG = "student-answer"
+EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise\}[^\n]*\n(?P<body>.*?)^\1[ \t]*$",
+                      re.S | re.M)
+DERIVATION = re.compile(r"\*Difficulty:\s*[★☆]+\s*\(derivation\)")
+LABEL = re.compile(r"^:label:\s*(\S+)", re.M)
 CHECK_NAMES = {"exercise"}          # check.exercise / exercise
 
 NOTE = """> **Student edition.** The solutions of this chapter's exercises have been removed. Each
 > coding exercise has a skeleton cell: replace every `raise NotImplementedError` (or `None`) with
-> your answer and run the cell; its self-check (`check.exercise(...)`) prints `PASS: ...`, or
-> `NOT YET: ...` with what is wrong. The figures and checks of the lecture part are shown as they
-> were computed; re-run the notebook from the top to reproduce them."""
+> your answer and run the cell; its self-check `check.exercise(...)` prints `PASS: ...`, or
+> `NOT YET: ...` with what is wrong. Each derivation exercise is followed by a cell
+> **Your answer.**: double-click it and write your derivation there. The figures and
+> checks of the lecture part are shown as they were computed; re-run the notebook from
+> the top to reproduce them."""
+
+ANSWER = """**Your answer.** ({label}) Double-click this cell and write your derivation
+here: Markdown, with the mathematics in LaTeX between single dollar signs (inline) or
+double ones (displayed)."""
 
 
 # --- code ----------------------------------------------------------------------------------------
@@ -119,6 +137,38 @@ def _assigned(tree: ast.Module, name: str) -> bool:
     return False
 
 
+# --- answer cells ---------------------------------------------------------------------
+
+def add_answer_cells(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The MyST markdown ``cell`` split after each derivation exercise fence, with a
+    "**Your answer.**" cell (tagged ``student-answer``) after each; the solutions that
+    follow are removed by the conversion."""
+    out, start = [], 0
+    for match in EXERCISE.finditer(cell.source):
+        if not DERIVATION.search(match.group("body")):
+            continue
+        label = LABEL.search(match.group("body"))
+        label = label.group(1) if label else "derivation"
+        out.append(cell.source[start:match.end()].strip())
+        out.append(nbformat.v4.new_markdown_cell(ANSWER.format(label=label), metadata={
+            "tags": [ANSWER_TAG], "nqf_exercise": label}))
+        start = match.end()
+    if not out:
+        return [cell]
+    out.append(cell.source[start:].strip())
+    cells = []
+    for part in out:
+        if isinstance(part, str):
+            if part:
+                meta = dict(cell.metadata)
+                cells.append(nbformat.v4.new_markdown_cell(part, metadata=meta))
+        else:
+            cells.append(part)
+    if "attachments" in cell:
+        cells[0]["attachments"] = cell["attachments"]
+    return cells
+
+
 # --- notebooks -----------------------------------------------------------------------------------
 
 def skeleton_cell(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -137,6 +187,9 @@ def student_notebook(nb: nbformat.NotebookNode, doc: str = "",
     table (default: the committed ``notebooks/book-numbering.json``).
     """
     table = table if table is not None else _edition.load_table(ROOT)
+    nb = nbformat.from_dict(dict(nb))
+    nb.cells = [part for cell in nb.cells
+                for part in (add_answer_cells(cell) if cell.cell_type == "markdown" else [cell])]
     out = _edition.convert_notebook(
         nb, doc, table, site=_edition.site_url(ROOT),
         install_source=_install_cell.install_cell_source(ROOT), student=True,
@@ -164,13 +217,20 @@ def build(chapters: list[Path], dest: Path) -> list[Path]:
     return written
 
 
+def write_readme(dest: Path) -> Path:
+    """Copy the students' README (``scripts/student_README.md``) into ``dest``."""
+    target = dest / "README.md"
+    shutil.copy(ROOT / "scripts" / "student_README.md", target)
+    return target
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", type=Path,
                         default=sorted((ROOT / "chapters").glob("*.ipynb")))
     parser.add_argument("--out", type=Path, default=ROOT / "student")
     args = parser.parse_args()
-    for path in build(args.chapters, args.out):
+    for path in build(args.chapters, args.out) + [write_readme(args.out)]:
         print(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
     return 0
 

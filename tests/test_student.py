@@ -18,8 +18,14 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from nqf_mini.course.grade_notebook import start_kernel, stop_kernel
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+#: Seconds one cell may take. The slowest cell of these runs took 2.3 s (Chapter 4, 12
+#: runs on 2 cores; whole chapters execute in 7-22 s), so 90 s is a wide margin for a
+#: loaded CI machine, and a lost kernel message fails the test in 90 s, not 600 s.
+CELL_TIMEOUT = 90
 
 spec = importlib.util.spec_from_file_location("make_student", ROOT / "scripts" / "make_student.py")
 make_student = importlib.util.module_from_spec(spec)
@@ -113,12 +119,49 @@ def test_student_edition_runs_up_to_the_first_exercise(edition, path, monkeypatc
                  if make_student.SKELETON_TAG in c.metadata.get("tags", [])]
     run = nbformat.v4.new_notebook(metadata=student.metadata)
     run.cells = [nbformat.from_dict(dict(c)) for c in student.cells[:first] + skeletons]
-    client = NotebookClient(run, timeout=600, kernel_name="python3", allow_errors=False,
-                            resources={"metadata": {"path": str(ROOT / "chapters")}})
-    client.execute()                                       # raises CellExecutionError on any error
+    execute(run)                             # raises CellExecutionError on any error
     for cell in run.cells[first:]:
         n_checks = len(make_student.check_calls(ast.parse(cell.source)))
         printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
         assert "result = " in cell.source or not n_checks
         assert printed.count("NOT YET") == n_checks, (
             f"{path.name}: skeleton should answer NOT YET {n_checks} times:\n{cell.source}\n{printed}")
+
+
+def execute(nb: nbformat.NotebookNode) -> None:
+    """Run every code cell of ``nb`` on a fresh kernel, ``CELL_TIMEOUT`` s per cell.
+
+    The kernel start is retried (a kernel that misses its start-up handshake is
+    replaced), the client waits for messages in 1 s slices so that a lost ZMQ wake-up
+    costs one slice (``nqf_mini.course.grade_notebook.poll_in_slices``: the likely
+    cause of the run that hung for 600 s), and a cell whose reply never comes fails after
+    ``CELL_TIMEOUT`` with nbclient's CellTimeoutError.
+    """
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                            allow_errors=False, startup_timeout=60)
+    start_kernel(client, attempts=3, cwd=str(ROOT / "chapters"))
+    try:
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                client.execute_cell(cell, index)
+    finally:
+        stop_kernel(client)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_derivation_exercise_has_an_answer_cell(edition, path):
+    from .test_chapters import _chapter_status
+
+    exercises = _chapter_status().exercises
+    derivations = [ex["label"] for ex in exercises(nbformat.read(path, as_version=4))
+                   if ex["kind"] == "derivation"]
+    student = nbformat.read(edition / path.name, as_version=4)
+    answers = [(k, c) for k, c in enumerate(student.cells)
+               if make_student.ANSWER_TAG in c.metadata.get("tags", [])]
+    assert [c.metadata["nqf_exercise"] for _, c in answers] == derivations
+    for k, cell in answers:
+        assert cell.source.startswith("**Your answer.**")
+        before = student.cells[k - 1]
+        assert before.cell_type == "markdown"
+        assert f":label: {cell.metadata['nqf_exercise']}" in before.source
+        assert before.source.rstrip().endswith("```")     # right after the exercise

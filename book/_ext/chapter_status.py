@@ -7,6 +7,11 @@
 ``{chapter-exercises}``
     one row per exercise: chapter, label (a link), title, difficulty, kind, the self-check label if
     the exercise has one, and the suggested use (:func:`suggested_use`).
+``{chapter-workload}``
+    one row per chapter: words of prose, proofs and lines of code a student works
+    through (the solutions left out), the exercises, and the study time estimated from
+    them (:func:`workload`, rates in :data:`READING_RATES` and
+    :data:`EXERCISE_MINUTES`).
 
 Both are re-rendered whenever a notebook changes (the notebooks are noted as dependencies), so the
 pages can never disagree with the chapters.
@@ -87,6 +92,61 @@ def exercises(nb: dict) -> list[dict]:
     return found
 
 
+#: Estimated study rates: words of mathematical prose read (and understood) per minute,
+#: minutes to follow one proof, lines of code read and run per minute. Assumptions
+#: stated on the instructor page, not measurements of students.
+READING_RATES = {"words_per_minute": 80, "minutes_per_proof": 5,
+                 "code_lines_per_minute": 15}
+#: Estimated minutes for an exercise, by kind and number of stars.
+EXERCISE_MINUTES = {"derivation": (10, 25, 45), "coding": (15, 30, 45),
+                    "exploration": (10, 20, 30)}
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.S)
+_FENCE_LINE = re.compile(r"^(`{3,}|:{3,})")
+
+
+def workload(nb: dict) -> dict:
+    """Words, proofs and lines of code outside the solutions, the exercises, and the
+    estimated minutes: lecture (reading, proofs, code) and exercises
+    (:data:`EXERCISE_MINUTES`)."""
+    words = proofs = code = 0
+    state = None
+    for cell in nb["cells"]:
+        text = source(cell)
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "markdown":
+            kept = []
+            for line in text.splitlines():
+                if line.startswith(("```{solution}", "```{solution-start}")):
+                    state = "block" if line.startswith("```{solution}") else "region"
+                elif state == "block" and line.strip() == "```":
+                    state = None
+                elif state == "region" and line.startswith("```{solution-end}"):
+                    state = None
+                elif state is None:
+                    kept.append(line)
+            prose = "\n".join(kept)
+            proofs += prose.count("{prf:proof}")
+            prose = "\n".join(l for l in _MATH.sub(" ", prose).splitlines()
+                              if not _FENCE_LINE.match(l) and not l.startswith(":"))
+            words += len(re.findall(r"[A-Za-z][A-Za-z'\-]*", prose))
+        elif "solution" not in tags and "hide-cell" not in tags:
+            code += sum(1 for line in text.splitlines()
+                        if line.strip() and not line.strip().startswith("#"))
+    rates = READING_RATES
+    lecture = (words / rates["words_per_minute"] + proofs * rates["minutes_per_proof"]
+               + code / rates["code_lines_per_minute"])
+    found = exercises(nb)
+    practice = sum(EXERCISE_MINUTES.get(ex["kind"], (0, 0, 0))[max(ex["stars"], 1) - 1]
+                   for ex in found)
+    return {"words": words, "proofs": proofs, "code": code, "exercises": len(found),
+            "lecture": lecture, "practice": practice}
+
+
+def _minutes(value: float) -> str:
+    value = 5 * round(value / 5)
+    return f"{value // 60} h {value % 60:02d}" if value >= 60 else f"{value} min"
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -150,7 +210,28 @@ class ChapterExercises(_Generated):
                                    "self-check", "suggested use"], rows))
 
 
+class ChapterWorkload(_Generated):
+    """``{chapter-workload}``: what each chapter asks of a student, and the time."""
+
+    def run(self) -> list[nodes.Node]:
+        rows, total = [], {"lecture": 0.0, "practice": 0.0}
+        for k, (path, nb) in enumerate(self.notebooks(), start=1):
+            w = workload(nb)
+            total["lecture"] += w["lecture"]
+            total["practice"] += w["practice"]
+            rows.append([self.link(path, nb, k), f"{w['words']:,}", str(w["proofs"]),
+                         str(w["code"]), str(w["exercises"]), _minutes(w["lecture"]),
+                         _minutes(w["practice"])])
+        rows.append(["**all chapters**", "", "", "", "",
+                     f"**{_minutes(total['lecture'])}**",
+                     f"**{_minutes(total['practice'])}**"])
+        header = ["chapter", "words", "proofs", "lines of code", "exercises",
+                  "lecture (est.)", "all exercises (est.)"]
+        return self.render(_table(header, rows))
+
+
 def setup(app):
     app.add_directive("chapter-status", ChapterStatus)
     app.add_directive("chapter-exercises", ChapterExercises)
+    app.add_directive("chapter-workload", ChapterWorkload)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

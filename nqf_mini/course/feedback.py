@@ -1,38 +1,46 @@
 """Comparisons with specific feedback, shared by the self-checks of every chapter.
 
-A wrong answer gets a message that names the likely mistake (wrong shape, a factor of 2, a sign, a
-missing block) instead of a bare "incorrect".
+A wrong answer gets a message that names the likely mistake (wrong shape, a factor of 2,
+a sign, a missing block, float32 arithmetic) instead of a bare "incorrect". Two rules
+keep the feedback from giving the answer away: a message never shows the expected value,
+and the hints for dicts of predictions and for numbers point at the idea to use, not at
+the value to write.
+
+:func:`close` is the one numerical comparison of the checks.
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from typing import Any
 
+import numpy as np
 import torch
 
+from .answers import Answer
 from .registry import CheckResult
 
+#: Relative agreement that float32 arithmetic reaches and float64 arithmetic beats by
+#: far.
+FLOAT32_TOL = 1e-5
 
-def not_a_function(answer: Any, signature: str) -> CheckResult | None:
-    """The verdict for an answer that should be a function ``signature`` but is not; else None."""
-    if callable(answer):
+
+def not_a_function(answer: Answer, signature: str) -> CheckResult | None:
+    """The verdict for an answer that should be a function ``signature`` but is not;
+    else None."""
+    if answer.kind == "function":
         return None
-    return CheckResult(False, f"expected a function {signature}, got {type(answer).__name__}")
-
-
-def known_mistake(value: float, candidates: list[tuple[float, str]], rtol: float = 1e-6) -> str | None:
-    """The hint of the first (wrong value, hint) pair that ``value`` matches to ``rtol``, else None."""
-    for wrong, hint in candidates:
-        if abs(value - wrong) <= rtol * max(1.0, abs(wrong)):
-            return hint
-    return None
+    return CheckResult(
+        False, f"expected a function {signature}, got {answer.type_name}"
+    )
 
 
 def close(a: Any, b: Any, tol: float = 1e-8) -> bool:
     """max |a - b| <= tol * max(1, max |b|), for numbers or tensors of one shape.
 
     The one comparison of the self-checks: relative for values above 1, absolute below.
+    NaN is never close to anything.
     """
     a = torch.as_tensor(a, dtype=torch.float64)
     b = torch.as_tensor(b, dtype=torch.float64)
@@ -40,65 +48,226 @@ def close(a: Any, b: Any, tol: float = 1e-8) -> bool:
         return False
     if a.numel() == 0:
         return True
+    if not bool(torch.isfinite(a).all()):
+        return False
     return bool((a - b).abs().max() <= tol * max(1.0, b.abs().max().item()))
 
 
-def check_predictions(answer: Any, truth: dict[str, tuple[Any, str]], example: str,
-                      success: str) -> CheckResult:
-    """Compare a dict of predictions with ``truth`` (label -> (right value, why)); explain each miss."""
-    if not isinstance(answer, dict):
-        return CheckResult(False, f"expected a dict such as {example}, got {type(answer).__name__}")
-    missing = [k for k in truth if k not in answer]
+def known_mistake(
+    value: Any, candidates: list[tuple[Any, str]], tol: float = 1e-6
+) -> str | None:
+    """The hint of the first (wrong value, hint) pair that ``value`` matches to
+    ``tol``, else None."""
+    for wrong, hint in candidates:
+        if close(value, wrong, tol):
+            return hint
+    return None
+
+
+def looks_float32(value: Any) -> bool:
+    """Whether ``value`` was (probably) computed in single precision.
+
+    True for a float32/float16/bfloat16 tensor, and for a Python float that float32
+    represents exactly (``float(torch.tensor(1/3))`` is one; 1/3 computed in float64 is
+    not).
+    """
+    if isinstance(value, torch.Tensor):
+        return value.dtype in (torch.float32, torch.float16, torch.bfloat16)
+    if type(value) is float and math.isfinite(value) and value != int(value):
+        return float(np.float32(value)) == value
+    return False
+
+
+def float32_hint(what: str) -> CheckResult:
+    """The verdict for an answer that is right to float32 precision only."""
+    return CheckResult(
+        False,
+        f"{what} is right to about 7 digits only: it was "
+        "computed in "
+        "float32. The check's inputs are float64; keep their "
+        "dtype (create "
+        "tensors with dtype=x.dtype, x.new_zeros(...), "
+        "torch.zeros_like(x); "
+        "torch.zeros(K) and torch.tensor([...]) default to "
+        "float32) and "
+        "run it again",
+    )
+
+
+def compare(given: Any, truth: Any, what: str, tol: float) -> CheckResult | None:
+    """None when ``given`` agrees with ``truth`` to ``tol``; the float32 verdict when it
+    agrees only to float32 precision; else a bare "not yet" (the caller looks for a
+    specific mistake)."""
+    if close(given, truth, tol):
+        return None
+    if close(given, truth, FLOAT32_TOL):
+        if looks_float32(given):
+            return float32_hint(what)
+        return CheckResult(
+            False,
+            f"{what} is right to about 6 digits only, the "
+            "precision of "
+            "float32: is part of it computed in float32 (a "
+            "tensor made "
+            "with torch.tensor(...) or torch.zeros(...) without "
+            "dtype=torch.float64), or by an iteration stopped "
+            "early? The "
+            "inputs are float64; keep their dtype",
+        )
+    return CheckResult(False, "")
+
+
+def check_predictions(
+    answer: Answer, truth: dict[str, bool], example: str, idea: str, success: str
+) -> CheckResult:
+    """Compare a dict of yes/no predictions with ``truth``.
+
+    A wrong prediction is not named: with two possible values, naming it would give the
+    answer. The message says how many are wrong and the idea that decides them.
+    """
+    if answer.kind != "value":
+        return CheckResult(
+            False, f"expected a dict such as {example}, got {answer.type_name}"
+        )
+    given = answer.value
+    if not isinstance(given, dict):
+        return CheckResult(
+            False, f"expected a dict such as {example}, got {type(given).__name__}"
+        )
+    missing = [k for k in truth if k not in given]
     if missing:
         return CheckResult(False, f"missing predictions for {missing}")
-    wrong = [k for k, (right, _) in truth.items() if bool(answer[k]) != right]
+    not_bool = [k for k in truth if type(given[k]) is not bool]
+    if not_bool:
+        return CheckResult(
+            False,
+            "every prediction should be True or False; "
+            f"{not_bool[0]!r} "
+            f"is {given[not_bool[0]]!r}",
+        )
+    wrong = sum(given[k] != right for k, right in truth.items())
     if wrong:
-        return CheckResult(False, "; ".join(f"{k}: you said {answer[k]}, but {truth[k][1]}"
-                                            for k in wrong))
+        return CheckResult(
+            False,
+            f"{wrong} of the {len(truth)} predictions "
+            f"{'is' if wrong == 1 else 'are'} not right yet. "
+            f"{idea}",
+        )
     return CheckResult(True, success)
 
 
 def as_float_tensor(given: Any, what: str) -> torch.Tensor | CheckResult:
-    """``given`` as a float64 tensor, or a CheckResult saying it is not one."""
-    if not isinstance(given, torch.Tensor):
+    """Plain ``given`` as a float64 tensor (its original dtype noted), or a
+    CheckResult."""
+    if isinstance(given, torch.Tensor):
+        if given.is_complex() or given.dtype == torch.bool:
+            return CheckResult(
+                False, f"{what} should be a real tensor, got dtype {given.dtype}"
+            )
+        return given.to(torch.float64)
+    if type(given) in (int, float):
+        return torch.tensor(float(given), dtype=torch.float64)
+    if isinstance(given, tuple):
         try:
-            given = torch.as_tensor(given, dtype=torch.float64)
+            return torch.tensor(given, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
-            return CheckResult(False, f"{what} should be a tensor, got {type(given).__name__}")
-    return given.to(torch.float64)
+            pass
+    return CheckResult(False, f"{what} should be a tensor, got {type(given).__name__}")
 
 
-def diagnose_matrix(given: Any, expected: torch.Tensor, what: str) -> CheckResult | None:
-    """Compare a proposed matrix with the right one; None when they agree, else the likely mistake."""
+def diagnose_matrix(
+    given: Any, expected: torch.Tensor, what: str, tol: float = 1e-8
+) -> CheckResult | None:
+    """Compare a proposed matrix with the right one; None when they agree, else the
+    likely mistake."""
+    single = looks_float32(given)
     given = as_float_tensor(given, what)
     if isinstance(given, CheckResult):
         return given
     if tuple(given.shape) != tuple(expected.shape):
-        return CheckResult(False, f"{what} has shape {tuple(given.shape)}, expected "
-                                  f"{tuple(expected.shape)} (one row and column per unit parameter)")
-    if close(given, expected):
+        return CheckResult(
+            False,
+            f"{what} has shape {tuple(given.shape)}, expected "
+            f"{tuple(expected.shape)} (one row and column per "
+            "unit parameter)",
+        )
+    if close(given, expected, tol):
         return None
-    if not close(given, given.T):
-        return CheckResult(False, f"{what} is not symmetric; a structure matrix always is "
-                                  "(it is half a Hessian)")
-    for factor, hint in [(2.0, "too large by a factor of 2: A is HALF the per-unit Hessian"),
-                         (0.5, "too small by a factor of 2: A is half the Hessian, not a quarter"),
-                         (-1.0, "has the wrong sign"),
-                         (4.0, "too large by a factor of 4")]:
-        if close(given, factor * expected):
-            return CheckResult(False, f"{what} is {hint}")
-    rows = (given - expected).abs().sum(dim=1) > 1e-8 * max(1.0, expected.abs().max().item())
+    if single and close(given, expected, FLOAT32_TOL):
+        return float32_hint(what)
+    if not close(given, given.T, tol):
+        return CheckResult(
+            False,
+            f"{what} is not symmetric; a structure matrix always "
+            "is "
+            "(it is half a Hessian)",
+        )
+    for factor, hint in [
+        (2.0, "is too large by a factor of 2: A is HALF the per-unit Hessian"),
+        (0.5, "is too small by a factor of 2: A is half the Hessian, not a quarter"),
+        (-1.0, "has the wrong sign"),
+        (4.0, "is too large by a factor of 4"),
+    ]:
+        if close(given, factor * expected, tol):
+            return CheckResult(False, f"{what} {hint}")
+    rows = (given - expected).abs().sum(dim=1) > tol * max(
+        1.0, expected.abs().max().item()
+    )
     bad = [int(i) for i in torch.nonzero(rows).flatten()]
-    return CheckResult(False, f"{what} differs from the right answer in rows/columns {bad} "
-                              "(0-based, in the order of the unit's parameters)")
+    return CheckResult(
+        False,
+        f"{what} differs from the right answer in rows/columns "
+        f"{bad} "
+        "(0-based, in the order of the unit's parameters)",
+    )
 
 
 def as_number(given: Any, what: str) -> float | CheckResult:
-    """``given`` as a finite float, or a CheckResult saying it is not one."""
-    try:
+    """Plain ``given`` (a number or a one-element tensor) as a finite float, or a
+    CheckResult."""
+    if (
+        isinstance(given, torch.Tensor)
+        and given.numel() == 1
+        and not given.is_complex()
+    ):
+        value = float(given.reshape(()).item())
+    elif type(given) in (int, float):
         value = float(given)
-    except (TypeError, ValueError):
-        return CheckResult(False, f"{what} should be a number, got {type(given).__name__}")
+    else:
+        return CheckResult(
+            False, f"{what} should be a number, got {type(given).__name__}"
+        )
     if not math.isfinite(value):
         return CheckResult(False, f"{what} is not finite ({value})")
     return value
+
+
+def number_answer(answer: Answer, what: str) -> float | CheckResult:
+    """A number answer (not a function) as a finite float, or the CheckResult saying
+    why not."""
+    value = as_number(answer.value, what) if answer.kind == "value" else None
+    if isinstance(value, CheckResult) and "finite" in value.message:
+        return value
+    if not isinstance(value, float):
+        return CheckResult(False, f"expected a number ({what}), got {answer.type_name}")
+    return value
+
+
+def hidden_generator(label: str, hidden: int) -> torch.Generator:
+    """The generator of the grader's randomised cases of ``label`` for the grading seed
+    ``hidden``: each label gets its own stream, and none is known before grading."""
+    return torch.Generator().manual_seed(
+        (hidden * 1_000_003 + zlib.crc32(label.encode())) % 2**63
+    )
+
+
+def uniform(gen: torch.Generator, low: float, high: float) -> float:
+    """One float drawn uniformly from [low, high) with ``gen``."""
+    return low + (high - low) * float(
+        torch.rand((), generator=gen, dtype=torch.float64)
+    )
+
+
+def integer(gen: torch.Generator, low: int, high: int) -> int:
+    """One integer drawn uniformly from [low, high] with ``gen``."""
+    return int(torch.randint(low, high + 1, (), generator=gen))

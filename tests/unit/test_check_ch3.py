@@ -58,11 +58,11 @@ def test_ch3_m_step_not_symmetric():
 
 
 def test_ch3_equivariance():
-    right = {k: truth for k, (truth, _) in _EQUIVARIANT.items()}
+    right = dict(_EQUIVARIANT)
     assert exercise("ch3.equivariance", right, quiet=True).ok
     result = exercise("ch3.equivariance", right | {"Adam, rotation": True}, quiet=True)
-    assert not result.ok and "Adam, rotation" in result.message and "coordinate-wise" in result.message
-    result = exercise("ch3.equivariance", right | {"Adam, permutation": False}, quiet=True)
-    assert not result.ok and "permuting the units" in result.message
+    assert not result.ok and "1 of the 6" in result.message
+    assert "entry" in result.message
+    assert "Adam, rotation" not in result.message
     assert "missing" in exercise("ch3.equivariance", {"GD, rotation": True}, quiet=True).message
     assert "expected a dict" in exercise("ch3.equivariance", [True], quiet=True).message

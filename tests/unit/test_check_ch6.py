@@ -21,7 +21,7 @@ def test_ch6_exponent():
         "forgets alpha2": lambda a1, a2: a1 - 1,
         "spurious factor 1/2": lambda a1, a2: (a1 - 1) / (2 * a2),
         "should be a number": lambda a1, a2: "fast",
-        "ignition-front argument gives": lambda a1, a2: 1.0,
+        "ahead of the front": lambda a1, a2: 1.0,
     }
     assert_feedback("ch6.exponent", lambda a1, a2: (a1 - 1) / a2, wrong)
     assert "expected a function" in exercise("ch6.exponent", 1.25, quiet=True).message
@@ -46,7 +46,7 @@ def test_ch6_fit_window():
         "log10": make(ten, tenth, log=lambda e: math.log10(1 / e)),
         "starts at k = 1": make(lambda K: 1, tenth),
         "pair": lambda a2, eps, K: 3.0,
-        "expected (": lambda a2, eps, K: (1.0, 2.0),
+        "half of it": lambda a2, eps, K: (1.0, 2.0),
     }
     assert_feedback("ch6.fit_window", right_window, wrong)
     # ln(1/eps) instead of ln(1/eps - 1) is the same to leading order and is accepted

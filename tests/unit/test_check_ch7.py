@@ -33,8 +33,8 @@ def test_ch7_best_linear_loss():
         "intercept": with_intercept,
         "loss of f = 0": lambda X, y: 0.5 * float(y.square().mean()),
         "n - p": lambda X, y: _rss(X, y) / (2 * (X.shape[0] - X.shape[1])),
-        "expected": lambda X, y: right_best_linear_loss(X, y) + 0.01,
-        "should return a number": lambda X, y: "zero",
+        "through the origin": lambda X, y: right_best_linear_loss(X, y) + 0.01,
+        "should be a number": lambda X, y: "zero",
     })
     assert "expected a function" in exercise("ch7.best_linear_loss", 0.2, quiet=True).message
 
@@ -53,8 +53,8 @@ def test_ch7_remainder_exponent_truth_matches_measurement():
 def test_ch7_remainder_exponent():
     assert_feedback("ch7.remainder_exponent", RIGHT_EXPONENTS, {
         "ABSOLUTE": {"tanh": 4, "sin": 4, "softplus0": 3, "silu": 3, "relu": 2},
-        "tanh''(0) = 0": dict(RIGHT_EXPONENTS, tanh=1),
-        "homogeneous of degree 2": dict(RIGHT_EXPONENTS, relu=1),
+        "tanh is odd": dict(RIGHT_EXPONENTS, tanh=1),
+        "ReLU is not smooth": dict(RIGHT_EXPONENTS, relu=1),
         "missing exponents": {"tanh": 2},
         "should be a number": dict(RIGHT_EXPONENTS, sin="two"),
         "expected a dict": [2, 2, 1, 1, 0],
