@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from . import checks_ch1, checks_ch2, checks_ch3, checks_ch4, checks_ch5, checks_ch6, checks_ch7
+from . import checks_ch8, checks_ch9
 from .registry import CHECKS, CheckResult
 
 CHAPTER_MODULES = (checks_ch1, checks_ch2, checks_ch3, checks_ch4, checks_ch5, checks_ch6,
-                   checks_ch7)
+                   checks_ch7, checks_ch8, checks_ch9)
 
 
 def exercise(label: str, answer: Any, *, quiet: bool = False) -> CheckResult:
