@@ -48,6 +48,7 @@ from .agreement import first_exceeding, loss_gap, relative_gap
 from .ignition import (
     crossing_times, ignition_slope, ignition_times, logistic_ignition_time, mode_fractions,
 )
+from .initialisation import eps_from_sigma, identity_init
 from .networks import train_two_layer, two_layer_init, two_layer_output
 from .piecewise_linear import limit_ignition_slopes
 from .remainder import trajectory_remainder
@@ -72,6 +73,10 @@ from .ntk import drift_scaling, ntk_drift, ntk_regime, scaled_nqf_problem
 from .remainder import scaled_remainder
 from .teacher_student import best_linear_fit, make_teacher, online_stream
 
+# Chapters 8 and 9: the paper's experiments (deep networks: nqf_mini.deep)
+from .agreement import agreement_window
+from .surrogates import module_pair
+
 __version__ = "0.2.0"
 
 __all__ = [
@@ -93,6 +98,7 @@ __all__ = [
     "two_layer_init", "two_layer_output", "train_two_layer", "crossing_times", "ignition_times",
     "logistic_ignition_time", "ignition_slope", "limit_ignition_slopes", "mode_fractions",
     "loss_gap", "relative_gap", "first_exceeding", "trajectory_remainder",
+    "identity_init", "eps_from_sigma",
     # Chapter 6
     "feature_exponent", "sample_exponent", "fourier_exponent", "rank_one_exponent",
     "nonproportional_exponent", "logistic_loss_curve", "hurwitz_tail", "power_law_modes",
@@ -102,6 +108,8 @@ __all__ = [
     # Chapter 7
     "make_teacher", "online_stream", "best_linear_fit", "scaled_nqf_problem", "ntk_drift",
     "drift_scaling", "ntk_regime", "perturb_commuting", "nearest_commuting", "scaled_remainder",
+    # Chapters 8 and 9
+    "module_pair", "agreement_window",
 ]
 
 

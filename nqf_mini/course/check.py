@@ -28,6 +28,8 @@ from . import (
     checks_ch5,
     checks_ch6,
     checks_ch7,
+    checks_ch8,
+    checks_ch9,
 )
 from .answers import Answer, AnswerError, LocalAnswer
 from .registry import CHECKS, CheckResult
@@ -40,6 +42,8 @@ CHAPTER_MODULES = (
     checks_ch5,
     checks_ch6,
     checks_ch7,
+    checks_ch8,
+    checks_ch9,
 )
 
 NO_ANSWER = (

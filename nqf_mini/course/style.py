@@ -56,3 +56,23 @@ def reference_slope(ax: Any, x: np.ndarray, slope: float, anchor: tuple[float, f
     style = dict(color=COLORS["muted"], linestyle="--", linewidth=1.0)
     style.update(kwargs)
     ax.plot(x, y0 * (x / x0) ** slope, label=label, **style)
+
+
+def mark_onset(ax: Any, onset: Any, steps: Any, values: Any, color: str,
+               label: str | None = None, markersize: float = 9.0) -> None:
+    """Mark where a network and its NQF part (Chapters 7-9, referee's minor point 3).
+
+    Draws a downward triangle on the curve ``values`` (recorded at ``steps``) at the
+    step ``onset`` and a thin dotted vertical line through it. ``onset`` is a step, an
+    :class:`nqf_mini.agreement.AgreementWindow` (its ``onset``), or None / inf when the
+    two never part within the horizon (then nothing is drawn).
+    """
+    onset = getattr(onset, "onset", onset)
+    if onset is None or not np.isfinite(onset):
+        return
+    steps = np.asarray(steps, dtype=float)
+    values = np.asarray(values, dtype=float)
+    k = int(np.clip(np.searchsorted(steps, onset), 0, len(steps) - 1))
+    ax.axvline(steps[k], color=color, linestyle=":", linewidth=0.9, alpha=0.8)
+    ax.plot([steps[k]], [values[k]], marker="v", color=color, markersize=markersize,
+            linestyle="none", label=label)
