@@ -43,6 +43,10 @@ GRADED: dict[str, Graded] = {
     "ch7.best_linear_loss": Graded(2, "best_linear_loss"),
     "ch7.remainder_exponent": Graded(2, "exponents"),
     "ch7.ntk_regime": Graded(2, "regime"),
+    "ch8.agreement_window": Graded(3, "first_onset"),
+    "ch8.qk_nqf": Graded(3, "qk_nqf"),
+    "ch9.layerwise_nqf": Graded(2, "layerwise_nqf"),
+    "ch9.order_parameters": Graded(3, "order_parameters"),
 }
 
 

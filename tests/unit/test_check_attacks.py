@@ -22,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import numpy as np
 import torch
 
 import nqf_mini as nqf
@@ -317,6 +318,7 @@ def _solution_functions() -> dict[str, object]:
                 "nqf": nqf,
                 "math": math,
                 "itertools": itertools,
+                "np": np,
             }
             exec(
                 compile(ast.Module(body=defs, type_ignores=[]), str(path), "exec"),

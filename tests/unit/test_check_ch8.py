@@ -11,10 +11,6 @@ from nqf_mini.course.check import CHECKS, exercise
 from ..conftest import assert_feedback
 
 
-def right_onset(steps, loss_net, loss_nqf, f_net, f_nqf):
-    return nqf.agreement_window(steps, loss_net, loss_nqf, f_net, f_nqf).onset
-
-
 def _onset(steps, l_net, l_nqf, f_net, f_nqf, floor=0.01, by_net=False, f_by_nqf=False):
     rms = lambda a: np.sqrt(np.mean(a**2, axis=1))
     f_gap = rms(f_nqf - f_net) / rms(f_nqf if f_by_nqf else f_net)
@@ -22,6 +18,10 @@ def _onset(steps, l_net, l_nqf, f_net, f_nqf, floor=0.01, by_net=False, f_by_nqf
     l_gap = np.where(l_nqf >= floor * l_nqf[0], l_gap, 0.0)
     above = np.nonzero((f_gap > 0.1) | (l_gap > 0.1))[0]
     return math.inf if above.size == 0 else float(steps[above[0]])
+
+
+def right_onset(steps, loss_net, loss_nqf, f_net, f_nqf):
+    return _onset(steps, loss_net, loss_nqf, f_net, f_nqf)
 
 
 def test_ch8_checks_registered():
@@ -40,7 +40,7 @@ def test_ch8_agreement_window():
             "ignores the floor": lambda *a: _onset(*a, floor=0.0),
             "network's loss": lambda *a: _onset(*a, by_net=True),
             "rms(f_NQF)": lambda *a: _onset(*a, f_by_nqf=True),
-            "index of the": index,
+            "an index into": index,
             "returns None": lambda *a: (
                 None if math.isinf(right_onset(*a)) else right_onset(*a)
             ),
@@ -72,11 +72,12 @@ def test_ch8_qk_nqf():
         c = X @ y / X.shape[1]
         return d * y.mean() + torch.einsum("dhn,n,dhm,m->", K, c, Q, q) / math.sqrt(2)
 
-    def network(W, x):
-        arch = nqf.make_architecture(
-            "qk_attention", n_in=8, n_tokens=x[1].shape[1], n_heads=W.shape[1]
-        )
-        return arch.f(W, x)
+    def network(W, x):                  # the attention model itself, written out
+        q, X, y = x
+        d = W.shape[1]
+        Q, K = W[:16].T.reshape(d, 2, 8), W[16:].T.reshape(d, 2, 8)
+        scores = torch.einsum("dhm,m,dhn,nN->dN", Q, q, K, X) / math.sqrt(2)
+        return (torch.softmax(scores, dim=-1) @ y).sum()
 
     assert_feedback(
         "ch8.qk_nqf",
@@ -89,7 +90,7 @@ def test_ch8_qk_nqf():
             "twice the quadratic": lambda W, x: 2 * no_offset(W, x)
             + W.shape[1] * x[2].mean(),
             "softmax": network,
-            "the NQF is": lambda W, x: right_qk_nqf(W, x) + 1.0,
-            "failed": lambda W, x: W @ W,
+            "not f0 + Tr[M A]": lambda W, x: right_qk_nqf(W, x) + 1.0,
+            "raised": lambda W, x: W @ W,
         },
     )

@@ -32,9 +32,9 @@ def test_ch9_layerwise_nqf():
             "network itself": lambda L, x: L[3]
             @ torch.tanh(L[2] @ torch.tanh(L[1] @ torch.tanh(L[0] @ x))),
             "output": lambda L, x: torch.tanh(right_layerwise(L, x)),
-            "you return": lambda L, x: right_layerwise(L, x) + 1.0,
+            "is not the layer-wise NQF": lambda L, x: right_layerwise(L, x) + 1.0,
             "should be a number": lambda L, x: L[0] @ L[3],
-            "failed": lambda L, x: L[0] @ L[1],
+            "raised": lambda L, x: L[0] @ L[1],
         },
     )
     assert "expected a function" in exercise("ch9.layerwise_nqf", 1, quiet=True).message
@@ -59,7 +59,7 @@ def test_ch9_order_parameters():
             "Gram matrices": gram,
             "output weights w4": lambda L: [right_order(L)[0], L[2].T @ L[2]],
             "[column of W2; row of W1]": swapped,
-            "sums over units": lambda L: [2 * M for M in right_order(L)],
+            "sums over each module's units": lambda L: [2 * M for M in right_order(L)],
             "list [M1, M2]": lambda L: right_order(L)[0],
         },
     )
