@@ -104,6 +104,9 @@ def test_explorer_works_without_a_kernel(path):
     html = output["data"].get("text/html", "")
     assert 'class="nqf-explorer"' in html and "image/png" in output["data"]
     assert "nqf-explorer-caption" in html and "What to look for" in html
+    # Seven explorers may add 5 MB to chapters/ in all: about 0.7 MB each, 1 MB at most.
+    size = len(html) + len(output["data"]["image/png"])
+    assert size < 1_000_000, f"{path.name}: the explorer stores {size / 1e6:.2f} MB"
     intro = nb.cells[i - 1]
     assert intro.cell_type == "markdown" and "without a kernel" in intro.source
     assert not nb.metadata.get("widgets"), f"{path.name} stores widget state no cell shows"

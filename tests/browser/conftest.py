@@ -150,7 +150,8 @@ def playwright_chromium(chromium):
     args = [flag for flag in CHROMIUM_FLAGS
             if not flag.startswith(("--headless", "--virtual-time-budget"))]
     with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=chromium, headless=True, args=args)
+        browser = driver.chromium.launch(executable_path=chromium, headless=True,
+                                         args=args)
         try:
             yield browser
         finally:
