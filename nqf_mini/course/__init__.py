@@ -4,7 +4,9 @@
   (the checks of each chapter live in ``checks_ch1`` ... ``checks_ch7``, registered in
   :mod:`~nqf_mini.course.registry`, with the shared comparisons in :mod:`~nqf_mini.course.feedback`);
 * :mod:`nqf_mini.course.style`: the figure style and colours of the book;
-* :mod:`nqf_mini.course.printing`: rounded printing, so that stored outputs are reproducible.
+* :mod:`nqf_mini.course.printing`: rounded printing, so that stored outputs are reproducible;
+* :mod:`nqf_mini.course.explorer`: the chapters' explorers, figures precomputed over a grid of
+  control values and switched in the browser, so that they work on the static book.
 
 ``import nqf_mini`` imports none of this (nor matplotlib); a chapter imports what it uses, e.g.
 ``from nqf_mini.course import check, style``.

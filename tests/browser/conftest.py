@@ -133,3 +133,26 @@ def browser(chromium, book_server):
         return Page(dom=proc.stdout, requests=requests)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def playwright_chromium(chromium):
+    """Debian's Chromium driven by Playwright (headless, every remote host unresolvable),
+    for the tests that move controls on a page; Playwright's own browser download is
+    not used."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        reason = "Playwright is not installed (it is in requirements.txt: run `make`)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    args = [flag for flag in CHROMIUM_FLAGS
+            if not flag.startswith(("--headless", "--virtual-time-budget"))]
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, headless=True,
+                                         args=args)
+        try:
+            yield browser
+        finally:
+            browser.close()
