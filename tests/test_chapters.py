@@ -13,6 +13,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+# Chapters 1-7 teach the theory and each has an explorer; Chapters 8-9 report the paper's
+# experiments as fixed grids of runs (the "Appendix" part of the table of contents).
+LECTURES = [p for p in CHAPTERS if int(p.stem.split("_")[0]) <= 7]
 
 
 def toc_files():
@@ -99,7 +102,7 @@ def test_only_explorer_cells_ignore_output(path):
                 "only explorer and widget cells may skip nbval's comparison")
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem)
 def test_explorer_works_without_a_kernel(path):
     """Each chapter's explorer is built by nqf_mini.course.explorer, so that it works on the
     static page: its stored output is self-contained HTML (every frame precomputed) with a

@@ -68,6 +68,32 @@ def reject(message: str, missing: bool = False) -> AnswerError:
 
 # --- plain data -----------------------------------------------------------------------
 
+_ARRAY_KEY = "__numpy_array__"
+
+
+def encode_arrays(value: Any) -> Any:
+    """``value`` with every NumPy array wrapped as ``{_ARRAY_KEY: tensor}``, so that the
+    grader can pass NumPy inputs through ``torch.save`` / ``torch.load(weights_only=True)``
+    (which refuses NumPy objects); :func:`decode_arrays` undoes it."""
+    if isinstance(value, np.ndarray):
+        return {_ARRAY_KEY: torch.from_numpy(np.ascontiguousarray(value))}
+    if isinstance(value, (tuple, list)):
+        return type(value)(encode_arrays(v) for v in value)
+    if isinstance(value, dict):
+        return {k: encode_arrays(v) for k, v in value.items()}
+    return value
+
+
+def decode_arrays(value: Any) -> Any:
+    """The inverse of :func:`encode_arrays`."""
+    if isinstance(value, dict):
+        if set(value) == {_ARRAY_KEY}:
+            return value[_ARRAY_KEY].numpy()
+        return {k: decode_arrays(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(decode_arrays(v) for v in value)
+    return value
+
 
 def plain(value: Any, what: str = "your answer") -> Any:
     """``value`` rebuilt from the base types only, or :class:`AnswerError` naming what

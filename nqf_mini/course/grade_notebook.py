@@ -37,7 +37,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 
-from .answers import Answer, AnswerError, reject
+from .answers import Answer, AnswerError, encode_arrays, reject
 from .check import judge
 from .points import GRADED, labels_of_chapter
 
@@ -177,7 +177,7 @@ class KernelSession:
         self.calls += 1
         inp, out = self.io / f"in{self.calls}.pt", self.io / f"out{self.calls}.pt"
         if payload is not None:
-            torch.save(payload, inp)
+            torch.save(encode_arrays(payload), inp)
         self.run_code(code.format(inp=str(inp), out=str(out)))
         try:
             return torch.load(out, weights_only=True)

@@ -20,6 +20,7 @@ import torch
 
 from .answers import (
     AnswerError,
+    decode_arrays,
     describe_type,
     kind_of,
     package_function,
@@ -104,7 +105,7 @@ def call(
     """
     try:
         fn = _resolve(expr, index)
-        args = tuple(torch.load(in_path, weights_only=True))
+        args = tuple(decode_arrays(torch.load(in_path, weights_only=True)))
         if hessian is None:
             outcome = run(fn, args, name)
         else:
