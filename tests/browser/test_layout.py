@@ -1,0 +1,48 @@
+"""What a reader sees at a common window size: every display equation fits its column.
+
+Each page of the book is loaded in Debian's Chromium (driven by Playwright) at 1280 x 1000
+pixels; once MathJax has typeset the page, the rendered width of every display equation
+(``mjx-container[display]``, whose ``mjx-math`` child holds the formula) is compared with
+the width of the block that holds it. A display wider than its column is cut off or
+scrolls, and its equation number can land on top of it.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from .conftest import ROOT
+from .test_offline_book import toc_files
+
+PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+
+MEASURE = """() => Array.from(document.querySelectorAll('mjx-container[display="true"]'))
+  .map(c => {
+    const math = c.querySelector('mjx-math');
+    const box = c.parentElement;
+    return {tex: (c.getAttribute('aria-label') || box.textContent || '').slice(0, 80),
+            width: math ? math.getBoundingClientRect().width : 0,
+            room: box.clientWidth};
+  })"""
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_display_equations_fit_their_column(page_path, playwright_chromium, book_server):
+    context = playwright_chromium.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto(f"{book_server.url}/{page_path}.html", wait_until="load",
+                  timeout=60_000)
+        page.wait_for_function("() => !window.MathJax || !MathJax.startup || "
+                               "MathJax.startup.promise.then(() => true)",
+                               timeout=60_000)
+        page.evaluate("() => window.MathJax && MathJax.startup ? "
+                      "MathJax.startup.promise : null")
+        displays = page.evaluate(MEASURE)
+    finally:
+        context.close()
+    wide = [d for d in displays if d["width"] > d["room"] + 1]
+    assert not wide, (f"{page_path}: {len(wide)} display equation(s) wider than their "
+                      f"column at 1280 px, e.g. {wide[0]['width']:.0f} px in "
+                      f"{wide[0]['room']} px: {wide[0]['tex']!r}")
