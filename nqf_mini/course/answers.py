@@ -244,17 +244,14 @@ def refused_call(name: str) -> str:
     """The message for an answer that calls the package function ``name``."""
     if name == "sys.setprofile":
         return (
-            "your function changes the profiler (sys.setprofile / settrace), which "
-            "the check "
-            "uses to see which package functions an answer calls"
+            "your function changes the profiler (sys.setprofile / settrace), which the "
+            "check uses to see which package functions an answer calls"
         )
     short = name.rsplit(".", 1)[-1]
     return (
         f"your answer calls {name} (nqf.{short}): the package computes what this "
-        "exercise "
-        "asks you to work out, so it cannot be the answer. Write it with torch "
-        "operations "
-        "(nqf.offdiag is allowed)"
+        f"exercise asks you to work out, so it cannot be the answer. Write it with "
+        f"torch operations (nqf.offdiag is allowed)"
     )
 
 

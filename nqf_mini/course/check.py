@@ -47,8 +47,7 @@ CHAPTER_MODULES = (
 )
 
 NO_ANSWER = (
-    "no answer yet: replace the `raise NotImplementedError` (or the None) "
-    "with your "
+    "no answer yet: replace the `raise NotImplementedError` (or the None) with your "
     "solution"
 )
 

@@ -72,31 +72,27 @@ def _ch1_mlp_bias_A(answer: Answer, hidden: int | None) -> CheckResult:
             ):
                 return CheckResult(
                     False,
-                    "right for phi'(0) = 1 but it does not scale "
-                    "with "
-                    "`phi1`: A is proportional to phi'(0)",
+                    "right for phi'(0) = 1 but it does not scale with `phi1`: A is "
+                    "proportional to phi'(0)",
                 )
             return problem
     return CheckResult(
         True,
-        "A(x) = phi'(0) O([x; 1]) agrees with autograd on "
-        f"{len(cases)} "
-        "random inputs (tanh, SiLU, GELU)",
+        f"A(x) = phi'(0) O([x; 1]) agrees with autograd on {len(cases)} random inputs "
+        f"(tanh, SiLU, GELU)",
     )
 
 
 _ORDERS = {"sin": 4, "gelu": 3, "softplus0": 3, "linear": None}
 _ORDER_IDEAS = {
     "sin": "sin is odd: which derivatives of an odd phi vanish at 0, and which term of "
-    "the "
-    "expansion does phi''(0) multiply?",
+    "the expansion does phi''(0) multiply?",
     "gelu": "compute GELU's phi''(0); the cubic term of the expansion is "
     "(phi''(0)/2) v (u.x)^2",
     "softplus0": "compute phi''(0) for softplus(z) - ln 2; the cubic term is "
     "(phi''(0)/2) v (u.x)^2",
     "linear": "with phi(z) = z the module is v u^T x: what is left of it beyond the "
-    "quadratic "
-    "part (None means exactly quadratic)?",
+    "quadratic part (None means exactly quadratic)?",
 }
 
 
@@ -122,8 +118,7 @@ def _ch1_remainder_orders(answer: Answer, hidden: int | None) -> CheckResult:
     if wrong:
         return CheckResult(
             False,
-            f"{len(wrong)} of the 4 orders "
-            f"{'is' if len(wrong) == 1 else 'are'}"
+            f"{len(wrong)} of the 4 orders {'is' if len(wrong) == 1 else 'are'}"
             " not right yet. " + "; ".join(f"{k}: {_ORDER_IDEAS[k]}" for k in wrong),
         )
     return CheckResult(

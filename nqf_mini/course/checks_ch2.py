@@ -90,11 +90,8 @@ def _ch2_biased_attention_A(answer: Answer, hidden: int | None) -> CheckResult:
             if close(given, arch.A((q, X))):
                 return CheckResult(
                     False,
-                    f"{what} is the unbiased one: you used the "
-                    "mean "
-                    "token xbar, but with the bias the attention "
-                    "at "
-                    "W = 0 is softmax(b), not uniform",
+                    f"{what} is the unbiased one: you used the mean token xbar, but "
+                    f"with the bias the attention at W = 0 is softmax(b), not uniform",
                 )
             m = X @ torch.softmax(b, dim=0)
             swapped = torch.zeros_like(truth)
@@ -104,19 +101,14 @@ def _ch2_biased_attention_A(answer: Answer, hidden: int | None) -> CheckResult:
             if close(given, swapped):
                 return CheckResult(
                     False,
-                    f"{what} stores vec V column by column; the "
-                    "unit "
-                    "stores it row by row, V[a, b] at position a "
-                    "n + b "
-                    "(use torch.kron(I, m[:, None]))",
+                    f"{what} stores vec V column by column; the unit stores it row by "
+                    f"row, V[a, b] at position a n + b (use torch.kron(I, m[:, None]))",
                 )
         return problem
     return CheckResult(
         True,
-        "A = O(I kron X softmax(b)) on the (vec V, v) block "
-        "agrees with "
-        f"autograd on {len(cases)} random inputs; Q and K stay "
-        "invisible",
+        f"A = O(I kron X softmax(b)) on the (vec V, v) block agrees with autograd on "
+        f"{len(cases)} random inputs; Q and K stay invisible",
     )
 
 
@@ -169,8 +161,8 @@ def _check_f_gcn(
         shape = tuple(getattr(out, "shape", ()))
         return CheckResult(
             False,
-            "f_gcn(W, x) should return a scalar tensor, got "
-            f"{type(out).__name__} of shape {shape}",
+            f"f_gcn(W, x) should return a scalar tensor, got {type(out).__name__} of "
+            f"shape {shape}",
         )
     out = out.reshape(()).to(torch.float64)
     want = _gcn_reference(W, x)
@@ -191,17 +183,14 @@ def _check_f_gcn(
     if not close(torch.as_tensor(permuted).reshape(()), out):
         return CheckResult(
             False,
-            "f_gcn changes when the units are permuted: the "
-            "units must be "
-            "the COLUMNS of W, w_i = W[:, i] = [u_i; v_i]",
+            "f_gcn changes when the units are permuted: the units must be the COLUMNS "
+            "of W, w_i = W[:, i] = [u_i; v_i]",
         )
     err = abs(out.item() - want.item()) / max(1.0, abs(want.item()))
     return CheckResult(
         False,
-        "f_gcn(W, x) is not the layer's output at random weights "
-        "(relative "
-        f"error {err:.2g}): f = sum_i v_i sum_j tanh((u_i^T X "
-        "S)_j)",
+        f"f_gcn(W, x) is not the layer's output at random weights (relative error "
+        f"{err:.2g}): f = sum_i v_i sum_j tanh((u_i^T X S)_j)",
     )
 
 
@@ -232,9 +221,8 @@ def _ch2_gcn(answer: Answer, hidden: int | None) -> CheckResult:
                 if close(given, offdiag(X.sum(dim=1))):
                     return CheckResult(
                         False,
-                        f"{what} leaves out the propagation: the "
-                        "unit sees "
-                        "X S 1, not X 1",
+                        f"{what} leaves out the propagation: the unit sees X S 1, not "
+                        f"X 1",
                     )
                 if close(given * n_nodes, truth):
                     return CheckResult(
@@ -247,14 +235,12 @@ def _ch2_gcn(answer: Answer, hidden: int | None) -> CheckResult:
         if isinstance(auto, CheckResult) or not close(auto, truth):
             return CheckResult(
                 False,
-                "your A_gcn is right but autograd on your f_gcn "
-                "disagrees "
-                "with it: is f_gcn written with torch operations "
-                "throughout?",
+                "your A_gcn is right but autograd on your f_gcn disagrees with it: is "
+                "f_gcn written with torch operations throughout?",
             )
     return CheckResult(
         True,
-        "f_gcn agrees with the reference and A = O(X S 1) with autograd on "
+        f"f_gcn agrees with the reference and A = O(X S 1) with autograd on "
         f"{'two' if len(cases) == 2 else len(cases)} random graphs",
     )
 
@@ -276,18 +262,15 @@ def _ch2_commuting(answer: Answer, hidden: int | None) -> CheckResult:
     inputs."""
     idea = (
         "For each configuration, write A(x) as O(Z(x)) (or a x a^T, ...) and ask "
-        "whether "
-        "the feature Z(x) keeps one direction for every input, so that all A(x) "
-        "share one "
-        "eigenbasis, or turns with the input (the commutator of O(z) and O(z') is "
-        "proportional to z z'^T - z' z^T)."
+        "whether the feature Z(x) keeps one direction for every input, so that all "
+        "A(x) share one eigenbasis, or turns with the input (the commutator of O(z) "
+        "and O(z') is proportional to z z'^T - z' z^T)."
     )
     return check_predictions(
         answer,
         _COMMUTING,
         "{'MLP, 1-D input': True, ...}",
         idea,
-        "all seven right: commuting data matrices are the "
-        "exception, built "
-        "by making every A(x) share one eigenbasis",
+        "all seven right: commuting data matrices are the exception, built by making "
+        "every A(x) share one eigenbasis",
     )

@@ -91,9 +91,8 @@ def _ch3_m_step(answer: Answer, hidden: int | None) -> CheckResult:
         if tuple(given.shape) != (p, p):
             return CheckResult(
                 False,
-                f"{what} has shape {tuple(given.shape)}, "
-                f"expected {(p, p)}: "
-                "M+ is a p x p matrix like M",
+                f"{what} has shape {tuple(given.shape)}, expected {(p, p)}: M+ is a p "
+                f"x p matrix like M",
             )
         problem = compare(
             raw if isinstance(raw, torch.Tensor) else given, truth, what, 1e-10
@@ -107,23 +106,19 @@ def _ch3_m_step(answer: Answer, hidden: int | None) -> CheckResult:
         candidates = [
             (
                 M - 2 * lr * (GM + GM.T),
-                "is only first order in lr: M - 2 lr (G M + M "
-                "G) is the "
-                "flow, but the step map is exact, M+ = (I - 2 lr G) M (I - 2 lr G), "
-                "including the "
+                "is only first order in lr: M - 2 lr (G M + M G) is the flow, but the "
+                "step map is exact, M+ = (I - 2 lr G) M (I - 2 lr G), including the "
                 "term 4 lr^2 G M G",
             ),
             (
                 (eye - 4 * lr * G) @ M @ (eye - 4 * lr * G),
-                "uses dL/dW = 4 G W, the "
-                "gradient of "
-                "(1/n) sum (f - y)^2; with this chapter's loss (1/2n) sum it is 2 G W",
+                "uses dL/dW = 4 G W, the gradient of (1/n) sum (f - y)^2; with this "
+                "chapter's loss (1/2n) sum it is 2 G W",
             ),
             (
                 (eye - lr * G) @ M @ (eye - lr * G),
-                "uses dL/dW = G W; with L = (1/2n) "
-                "sum (f - y)^2 "
-                "and f = Tr[W^T A W] it is 2 G W (the quadratic form gives a factor 2)",
+                "uses dL/dW = G W; with L = (1/2n) sum (f - y)^2 and f = Tr[W^T A W] "
+                "it is 2 G W (the quadratic form gives a factor 2)",
             ),
             (
                 (eye + 2 * lr * G) @ M @ (eye + 2 * lr * G),
@@ -135,9 +130,8 @@ def _ch3_m_step(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 (eye - 2 * lr * G) @ M,
-                "multiplies on one side only: W+ = (I - 2 lr G) W "
-                "gives "
-                "M+ = W+ W+^T = (I - 2 lr G) M (I - 2 lr G)",
+                "multiplies on one side only: W+ = (I - 2 lr G) W gives M+ = W+ W+^T = "
+                "(I - 2 lr G) M (I - 2 lr G)",
             ),
         ]
         if (hint := known_mistake(given, candidates, 1e-10)) is not None:
@@ -149,16 +143,13 @@ def _ch3_m_step(answer: Answer, hidden: int | None) -> CheckResult:
         err = (given - truth).abs().max().item()
         return CheckResult(
             False,
-            f"{what} differs from one weight-space GD step by up "
-            "to "
-            f"{err:.3g} (entries of M+ are of order "
-            f"{truth.abs().max().item():.3g})",
+            f"{what} differs from one weight-space GD step by up to {err:.3g} (entries "
+            f"of M+ are of order {truth.abs().max().item():.3g})",
         )
     return CheckResult(
         True,
-        "M+ = (I - 2 lr G) M (I - 2 lr G) agrees with a "
-        "weight-space "
-        f"autograd step on {len(cases)} random problems",
+        f"M+ = (I - 2 lr G) M (I - 2 lr G) agrees with a weight-space autograd step on "
+        f"{len(cases)} random problems",
     )
 
 
@@ -177,21 +168,17 @@ def _ch3_equivariance(answer: Answer, hidden: int | None) -> CheckResult:
     """answer maps 'optimiser, transformation of W0' to whether f(t) stays exactly
     the same."""
     idea = (
-        "f(t) stays the same under W0 -> W0 T exactly when every update commutes "
-        "with right "
-        "multiplication by T. For each optimiser ask whether its update is built "
-        "from W and "
-        "the gradient 2 G W by left multiplications and linear combinations, or "
-        "acts on each "
-        "entry separately, and then which T an entrywise map commutes with."
+        "f(t) stays the same under W0 -> W0 T exactly when every update commutes with "
+        "right multiplication by T. For each optimiser ask whether its update is built "
+        "from W and the gradient 2 G W by left multiplications and linear "
+        "combinations, or acts on each entry separately, and then which T an entrywise "
+        "map commutes with."
     )
     return check_predictions(
         answer,
         _EQUIVARIANT,
         "{'GD, rotation': True, ...}",
         idea,
-        "all six right: an optimiser preserves f(t) under W0 -> "
-        "W0 R exactly "
-        "when its update commutes with R; for Adam, only signed "
-        "permutations",
+        "all six right: an optimiser preserves f(t) under W0 -> W0 R exactly when its "
+        "update commutes with R; for Adam, only signed permutations",
     )

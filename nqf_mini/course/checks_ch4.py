@@ -34,9 +34,8 @@ def _as_vector(given: object, K: int, what: str) -> torch.Tensor | CheckResult:
     if tuple(vector.shape) != (K,):
         return CheckResult(
             False,
-            f"{what} has shape {tuple(vector.shape)}, expected "
-            f"({K},): one "
-            "entry per mode",
+            f"{what} has shape {tuple(vector.shape)}, expected ({K},): one entry per "
+            f"mode",
         )
     return vector
 
@@ -89,21 +88,18 @@ def _ch4_lv_rhs(answer: Answer, hidden: int | None) -> CheckResult:
         candidates = [
             (
                 2 * z * (b - C @ z),
-                "is too small by a factor of 2: dM/dt = -2 (G M + M "
-                "G) puts "
-                "-2 G_kk z_k on the diagonal TWICE, so the rate is 4, not 2",
+                "is too small by a factor of 2: dM/dt = -2 (G M + M G) puts -2 G_kk "
+                "z_k on the diagonal TWICE, so the rate is 4, not 2",
             ),
             (
                 8 * z * (b - C @ z),
-                "is too large by a factor of 2: 8 is the rate for "
-                "the loss "
-                "(1/n) sum (f - y)^2; with (1/2n) sum it is 4",
+                "is too large by a factor of 2: 8 is the rate for the loss (1/n) sum "
+                "(f - y)^2; with (1/2n) sum it is 4",
             ),
             (
                 z * (b - C @ z),
-                "is missing the factor 4 (2 from dL/dW = 2 G W, 2 from "
-                "the two "
-                "sides of G M + M G)",
+                "is missing the factor 4 (2 from dL/dW = 2 G W, 2 from the two sides "
+                "of G M + M G)",
             ),
             (
                 -4 * z * (b - C @ z),
@@ -111,15 +107,13 @@ def _ch4_lv_rhs(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 4 * (b - C @ z),
-                "is missing the factor z_k: each mode grows in "
-                "proportion to "
-                "itself, which is what keeps z >= 0",
+                "is missing the factor z_k: each mode grows in proportion to itself, "
+                "which is what keeps z >= 0",
             ),
             (
                 4 * z * (b - torch.diagonal(C) * z),
-                "ignores the off-diagonal entries of "
-                "C: the "
-                "modes interact through (C z)_k = sum_j C_kj z_j",
+                "ignores the off-diagonal entries of C: the modes interact through (C "
+                "z)_k = sum_j C_kj z_j",
             ),
         ]
         if (hint := known_mistake(given, candidates, 1e-9)) is not None:
@@ -127,9 +121,8 @@ def _ch4_lv_rhs(answer: Answer, hidden: int | None) -> CheckResult:
         err = (given - truth).abs().max().item()
         return CheckResult(
             False,
-            f"{what} differs from the velocity of the "
-            "Lotka-Volterra "
-            f"equation (eq-ch4-lv) by up to {err:.3g}",
+            f"{what} differs from the velocity of the Lotka-Volterra equation "
+            f"(eq-ch4-lv) by up to {err:.3g}",
         )
     sizes = ", ".join(str(b.shape[0]) for _, b, _ in cases)
     return CheckResult(
@@ -202,20 +195,16 @@ def _ch4_nnls_end_state(answer: Answer, hidden: int | None) -> CheckResult:
         if close(given, free, 1e-6):
             return CheckResult(
                 False,
-                f"{what} is the unconstrained minimiser C^-1 b, "
-                "which has a "
-                "negative entry: z_k = (E^T M E)_kk >= 0, so the "
-                "flow "
-                "ends at the minimiser over z >= 0",
+                f"{what} is the unconstrained minimiser C^-1 b, which has a negative "
+                f"entry: z_k = (E^T M E)_kk >= 0, so the flow ends at the minimiser "
+                f"over z >= 0",
             )
         if close(given, free.clamp_min(0), 1e-6):
             return CheckResult(
                 False,
-                f"{what} clips C^-1 b at zero; once a mode is "
-                "extinct the "
-                "others must be re-solved without it (the end "
-                "state is "
-                "C_SS^-1 b_S on the surviving set S)",
+                f"{what} clips C^-1 b at zero; once a mode is extinct the others must "
+                f"be re-solved without it (the end state is C_SS^-1 b_S on the "
+                f"surviving set S)",
             )
         if (given < -1e-9).any():
             return CheckResult(
@@ -230,18 +219,14 @@ def _ch4_nnls_end_state(answer: Answer, hidden: int | None) -> CheckResult:
         ]
         return CheckResult(
             False,
-            f"{what} violates the optimality conditions in modes "
-            f"{bad} "
-            "(0-based): a surviving mode needs (C z - b)_k = 0, "
-            "an extinct "
-            "one (C z - b)_k >= 0, or it could re-invade",
+            f"{what} violates the optimality conditions in modes {bad} (0-based): a "
+            f"surviving mode needs (C z - b)_k = 0, an extinct one (C z - b)_k >= 0, "
+            f"or it could re-invade",
         )
     return CheckResult(
         True,
-        "the end state is the non-negative least-squares "
-        "solution on "
-        f"{len(cases)} problems, including one where clipping "
-        "C^-1 b fails",
+        f"the end state is the non-negative least-squares solution on {len(cases)} "
+        f"problems, including one where clipping C^-1 b fails",
     )
 
 
@@ -262,24 +247,18 @@ def _ch4_extinction_threshold(answer: Answer, hidden: int | None) -> CheckResult
     if abs(c - truth) <= 5e-3:
         return CheckResult(
             True,
-            "c* = b_3 / (b_1 + b_2 - b_3) = 0.4 / 1.3 = 4/13 = "
-            "0.3077: "
-            "above it the two stronger modes crowd out the third",
+            "c* = b_3 / (b_1 + b_2 - b_3) = 0.4 / 1.3 = 4/13 = 0.3077: above it the "
+            "two stronger modes crowd out the third",
         )
     if not -0.5 < c < 1.0:
         return CheckResult(
             False,
-            f"c = {c:.3g} does not give a Gram matrix: (1 - c) I "
-            "+ c 11^T is "
-            "positive definite only for -1/2 < c < 1",
+            f"c = {c:.3g} does not give a Gram matrix: (1 - c) I + c 11^T is positive "
+            f"definite only for -1/2 < c < 1",
         )
     return CheckResult(
         False,
-        f"c = {c:.3g} is not the threshold. At c* the third mode "
-        "is just "
-        "extinct: assume that all three modes survive, solve C z "
-        "= b (use "
-        "1^T C = (1 + 2c) 1^T to find sum_k z_k first) and ask "
-        "at which c "
-        "z_3 reaches 0",
+        f"c = {c:.3g} is not the threshold. At c* the third mode is just extinct: "
+        f"assume that all three modes survive, solve C z = b (use 1^T C = (1 + 2c) 1^T "
+        f"to find sum_k z_k first) and ask at which c z_3 reaches 0",
     )

@@ -70,10 +70,8 @@ def _ch5_half_time(answer: Answer, hidden: int | None) -> CheckResult:
         candidates = [
             (
                 math.log(1.0 / z0) / zeta,
-                "is the small-eps law (1/zeta) ln(1/z0): it "
-                "drops the "
-                "O(1) term ln(z* - z0), which matters here because z0 is not small "
-                "against z*",
+                "is the small-eps law (1/zeta) ln(1/z0): it drops the O(1) term ln(z* "
+                "- z0), which matters here because z0 is not small against z*",
             ),
             (
                 math.log(zstar / z0) / zeta,
@@ -81,20 +79,18 @@ def _ch5_half_time(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 truth / 4,
-                "divides by 4 zeta: zeta is already the growth rate (zeta = 4 "
-                "b for the "
-                "NQF), the logistic is dz/dt = zeta z (1 - z/z*)",
+                "divides by 4 zeta: zeta is already the growth rate (zeta = 4 b for "
+                "the NQF), the logistic is dz/dt = zeta z (1 - z/z*)",
             ),
             (
                 math.log10(zstar / z0 - 1.0) / zeta,
-                "uses log10: the logistic's "
-                "exponential is "
-                "e^{-zeta t}, so the natural logarithm",
+                "uses log10: the logistic's exponential is e^{-zeta t}, so the natural "
+                "logarithm",
             ),
             (
                 -truth,
-                "has the wrong sign: a mode that starts below z*/2 reaches it "
-                "later, t > 0",
+                "has the wrong sign: a mode that starts below z*/2 reaches it later, t "
+                "> 0",
             ),
             (truth * zeta**2, "multiplies by zeta: a faster mode ignites EARLIER"),
         ]
@@ -102,16 +98,13 @@ def _ch5_half_time(answer: Answer, hidden: int | None) -> CheckResult:
             return CheckResult(False, f"{what} = {value.item():.4g} {hint}")
         return CheckResult(
             False,
-            f"{what} = {value.item():.4g} is not the time at "
-            "which the "
-            "logistic reaches z*/2: set z(t) = z*/2 and solve "
-            "for t",
+            f"{what} = {value.item():.4g} is not the time at which the logistic "
+            f"reaches z*/2: set z(t) = z*/2 and solve for t",
         )
     return CheckResult(
         True,
-        f"t_1/2 = ln(z*/z0 - 1) / zeta on {len(cases)} cases, "
-        "including "
-        "z0 = 0.2 z* where ln(1/z0)/zeta is off",
+        f"t_1/2 = ln(z*/z0 - 1) / zeta on {len(cases)} cases, including z0 = 0.2 z* "
+        f"where ln(1/z0)/zeta is off",
     )
 
 
@@ -142,23 +135,19 @@ def _ch5_competition_slope(answer: Answer, hidden: int | None) -> CheckResult:
     if abs(value - truth) <= 0.015 * truth:
         return CheckResult(
             True,
-            f"slope {truth:.4f} = 1/(4 b_1) + (1 - b_2/b_1) / "
-            "(4 (b_2 - c b_1)): mode 2 grows at 4 b_2 until mode "
-            "1 ignites, "
-            "then at 4 (b_2 - c b_1)",
+            f"slope {truth:.4f} = 1/(4 b_1) + (1 - b_2/b_1) / (4 (b_2 - c b_1)): mode "
+            f"2 grows at 4 b_2 until mode 1 ignites, then at 4 (b_2 - c b_1)",
         )
     candidates = [
         (
             1 / (4 * b2),
-            "is 1/zeta_2 = 1/(4 b_2): that ignores the competition; once "
-            "mode 1 "
+            "is 1/zeta_2 = 1/(4 b_2): that ignores the competition; once mode 1 "
             "saturates, mode 2 no longer grows at its own rate",
         ),
         (
             1 / (4 * (b2 - c * b1)),
-            "uses one slowed rate for the whole climb; before "
-            "mode 1 "
-            "ignites, mode 2 does not yet feel it",
+            "uses one slowed rate for the whole climb; before mode 1 ignites, mode 2 "
+            "does not yet feel it",
         ),
         (1 / (4 * b1), "is mode 1's slope 1/(4 b_1); the question asks for mode 2"),
     ]
@@ -166,13 +155,8 @@ def _ch5_competition_slope(answer: Answer, hidden: int | None) -> CheckResult:
         return CheckResult(False, f"{value:.4g} {hint}")
     return CheckResult(
         False,
-        f"{value:.4g} is not the eps -> 0 slope of mode 2. "
-        "Follow its level "
-        "ln z_2 / ln(1/eps) in the piecewise-linear limit "
-        "through two "
-        "phases, before and after mode 1 ignites, with mode 2's "
-        "growth "
-        "rate in each (a finite-eps fit over eps = 1e-2 ... 1e-8 "
-        "is "
-        "within a few percent)",
+        f"{value:.4g} is not the eps -> 0 slope of mode 2. Follow its level ln z_2 / "
+        f"ln(1/eps) in the piecewise-linear limit through two phases, before and after "
+        f"mode 1 ignites, with mode 2's growth rate in each (a finite-eps fit over eps "
+        f"= 1e-2 ... 1e-8 is within a few percent)",
     )

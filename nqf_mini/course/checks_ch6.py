@@ -27,15 +27,13 @@ _EXPONENT_CASES = [(2.0, 0.8), (1.5, 1.0), (3.0, 1.5), (2.5, 0.5)]
 _EXPONENT_SLIPS: list[tuple[Callable[[float, float], float], str]] = [
     (
         lambda a1, a2: a1 / a2,
-        "forgets the -1: the loss still to learn at time t is the "
-        "TAIL "
-        "sum_{k > k*} k^-alpha1, not one term k*^-alpha1",
+        "forgets the -1: the loss still to learn at time t is the TAIL sum_{k > k*} "
+        "k^-alpha1, not one term k*^-alpha1",
     ),
     (
         lambda a1, a2: (a1 - 1) * a2,
-        "multiplies by alpha2: the front moves as k* ~ "
-        "t^(1/alpha2) "
-        "(t_k ~ k^alpha2), so alpha2 divides",
+        "multiplies by alpha2: the front moves as k* ~ t^(1/alpha2) (t_k ~ k^alpha2), "
+        "so alpha2 divides",
     ),
     (
         lambda a1, a2: a2 / (a1 - 1),
@@ -43,12 +41,8 @@ _EXPONENT_SLIPS: list[tuple[Callable[[float, float], float], str]] = [
     ),
     (
         lambda a1, a2: (2 * a1 - 1) / a2,
-        "is the sample-wise formula (2 gamma1 - "
-        "1)/gamma2: there "
-        "the TARGET decays as mu^-gamma1 and the loss as its square; here V_k ~ "
-        "k^-alpha1 "
-        "is already "
-        "a loss",
+        "is the sample-wise formula (2 gamma1 - 1)/gamma2: there the TARGET decays as "
+        "mu^-gamma1 and the loss as its square; here V_k ~ k^-alpha1 is already a loss",
     ),
     (
         lambda a1, a2: -(a1 - 1) / a2,
@@ -89,9 +83,8 @@ def _ch6_exponent(answer: Answer, hidden: int | None) -> CheckResult:
     if all(close(v, (a1 - 1) / a2, 1e-6) for v, (a1, a2) in zip(values, cases)):
         return CheckResult(
             True,
-            f"(alpha1 - 1)/alpha2 on {len(cases)} pairs, e.g. "
-            "1.25 for the "
-            "seed's Fig. 3 (alpha1 = 2, alpha2 = 0.8)",
+            f"(alpha1 - 1)/alpha2 on {len(cases)} pairs, e.g. 1.25 for the seed's Fig. "
+            f"3 (alpha1 = 2, alpha2 = 0.8)",
         )
     for wrong, hint in _EXPONENT_SLIPS:  # a slip must explain every case
         if all(close(v, wrong(a1, a2), 1e-6) for v, (a1, a2) in zip(values, cases)):
@@ -108,11 +101,9 @@ def _ch6_exponent(answer: Answer, hidden: int | None) -> CheckResult:
                 else CheckResult(
                     False,
                     f"exponent({a1:g}, {a2:g}) = {v:.4g} does not follow from the "
-                    "ignition-front argument: the loss at time t is carried by the "
-                    "modes "
-                    "ahead of the front k*(t), and t_k ~ k^alpha2 says how fast the "
-                    "front "
-                    "moves",
+                    f"ignition-front argument: the loss at time t is carried by the "
+                    f"modes ahead of the front k*(t), and t_k ~ k^alpha2 says how fast "
+                    f"the front moves",
                 )
             )
     raise AssertionError("unreachable")  # pragma: no cover
@@ -164,9 +155,8 @@ def _ch6_fit_window(answer: Answer, hidden: int | None) -> CheckResult:
         if len(pair) != 2 or any(isinstance(x, CheckResult) for x in pair):
             return CheckResult(
                 False,
-                f"{what} should return a pair of numbers (t_min, "
-                "t_max), "
-                f"got {type(given).__name__}",
+                f"{what} should return a pair of numbers (t_min, t_max), got "
+                f"{type(given).__name__}",
             )
         lo, hi = pair
         truth = _window(a2, eps, K, 10, K // 10)  # after the answer returned
@@ -176,15 +166,13 @@ def _ch6_fit_window(answer: Answer, hidden: int | None) -> CheckResult:
             (
                 _window(a2, eps, K, 10, K // 10, power=lambda k, a: k ** (1 / a)),
                 "inverts the power: t_k = ln(1/u0 - 1)/zeta_k with zeta_k = k^-alpha2, "
-                "so "
-                "t_k grows "
-                "as k^alpha2 (the FRONT k*(t) is the one with the power 1/alpha2)",
+                "so t_k grows as k^alpha2 (the FRONT k*(t) is the one with the power "
+                "1/alpha2)",
             ),
             (
                 _window(a2, eps, K, 10, K // 10, log=lambda e: 1.0),
                 "forgets the plateau factor: a mode needs ln(1/u0 - 1)/zeta_k to reach "
-                "half "
-                "capacity, not 1/zeta_k",
+                "half capacity, not 1/zeta_k",
             ),
             (
                 _window(a2, eps, K, 10, K // 10, power=lambda k, a: k**-a),
@@ -193,15 +181,13 @@ def _ch6_fit_window(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 _window(a2, eps, K, 10, K),
-                "runs to k = K: the last modes feel the "
-                "missing tail "
-                "k > K, so the window stops at k = K/10",
+                "runs to k = K: the last modes feel the missing tail k > K, so the "
+                "window stops at k = K/10",
             ),
             (
                 _window(a2, eps, K, 9, K // 10 - 1),
-                "uses 0-based mode numbers: mode k = "
-                "1 is the "
-                "first (zeta_1 = 1), so the window is (t_10, t_{K/10})",
+                "uses 0-based mode numbers: mode k = 1 is the first (zeta_1 = 1), so "
+                "the window is (t_10, t_{K/10})",
             ),
             (
                 _window(a2, eps, K, 10, K // 10, log=lambda e: math.log10(1 / e)),
@@ -209,9 +195,8 @@ def _ch6_fit_window(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 _window(a2, eps, K, 1, K // 10),
-                "starts at k = 1: the first modes are "
-                "not yet on "
-                "the power law (the window starts at k* = 10)",
+                "starts at k = 1: the first modes are not yet on the power law (the "
+                "window starts at k* = 10)",
             ),
         ]
         for (w_lo, w_hi), hint in slips:
@@ -219,15 +204,12 @@ def _ch6_fit_window(answer: Answer, hidden: int | None) -> CheckResult:
                 return CheckResult(False, f"{what} {hint}")
         return CheckResult(
             False,
-            f"{what} = ({lo:.4g}, {hi:.4g}) is not the window: "
-            "t_k is the "
-            "time at which mode k, started at the fraction eps "
-            "of its "
-            "capacity, reaches half of it",
+            f"{what} = ({lo:.4g}, {hi:.4g}) is not the window: t_k is the time at "
+            f"which mode k, started at the fraction eps of its capacity, reaches half "
+            f"of it",
         )
     return CheckResult(
         True,
         "the window (t_10, t_{K/10}) with t_k = ln(1/eps - 1) "
-        "k^alpha2 agrees "
-        f"on {len(cases)} problems",
+        f"k^alpha2 agrees on {len(cases)} problems",
     )

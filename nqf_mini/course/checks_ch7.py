@@ -77,17 +77,13 @@ def _ch7_best_linear_loss(answer: Answer, hidden: int | None) -> CheckResult:
         candidates = [
             (
                 _residual_sq(X, y) / n,
-                "is twice too large: the course's loss is (1/2n) "
-                "sum (f - y)^2, "
-                "not (1/n) sum",
+                "is twice too large: the course's loss is (1/2n) sum (f - y)^2, not "
+                "(1/n) sum",
             ),
             (
                 _residual_sq(X1, y) / (2 * n),
-                "includes an intercept: the NQF phi'(0) "
-                "x^T U V of a "
-                "two-layer network without biases has none (f(0) = 0), so fit through "
-                "the "
-                "origin",
+                "includes an intercept: the NQF phi'(0) x^T U V of a two-layer network "
+                "without biases has none (f(0) = 0), so fit through the origin",
             ),
             (
                 0.5 * float(y.square().mean()),
@@ -95,27 +91,21 @@ def _ch7_best_linear_loss(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 _residual_sq(X, y) / (2 * (n - p)),
-                "divides by n - p: this is the loss "
-                "on the data, "
-                "(1/2n) times the residual sum of squares, not an unbiased variance "
-                "estimate",
+                "divides by n - p: this is the loss on the data, (1/2n) times the "
+                "residual sum of squares, not an unbiased variance estimate",
             ),
         ]
         if (hint := known_mistake(given, candidates, 1e-8)) is not None:
             return CheckResult(False, f"the loss {what} {hint}")
         return CheckResult(
             False,
-            f"the loss {what} is {given:.6g}, which is not the "
-            "lowest loss "
-            "(1/2n) sum (x . beta - y)^2 over beta: least "
-            "squares through "
-            "the origin",
+            f"the loss {what} is {given:.6g}, which is not the lowest loss (1/2n) sum "
+            f"(x . beta - y)^2 over beta: least squares through the origin",
         )
     return CheckResult(
         True,
-        f"the best linear loss agrees on {len(cases)} data sets: "
-        "no NQF of "
-        "a bias-free two-layer network can go below it",
+        f"the best linear loss agrees on {len(cases)} data sets: no NQF of a bias-free "
+        f"two-layer network can go below it",
     )
 
 
@@ -124,20 +114,15 @@ def _ch7_best_linear_loss(answer: Answer, hidden: int | None) -> CheckResult:
 _REMAINDER_RELATIVE = {"tanh": 2, "sin": 2, "softplus0": 1, "silu": 1, "relu": 0}
 _REMAINDER_IDEAS = {
     "tanh": "tanh is odd: which term of the expansion of F is the first that the NQF "
-    "misses, "
-    "and how does it compare with rms|F|?",
+    "misses, and how does it compare with rms|F|?",
     "sin": "sin is odd: which term of the expansion of F is the first that the NQF "
-    "misses, and "
-    "how does it compare with rms|F|?",
+    "misses, and how does it compare with rms|F|?",
     "softplus0": "what is phi''(0) for softplus - ln 2, and so which power of lambda "
-    "does the "
-    "remainder start with?",
+    "does the remainder start with?",
     "silu": "what is phi''(0) for SiLU, and so which power of lambda does the "
-    "remainder start "
-    "with?",
+    "remainder start with?",
     "relu": "careful: ReLU is not smooth at 0. What does autograd give for phi'(0), "
-    "what is "
-    "the NQF then, and how does a ReLU network scale with lambda?",
+    "what is the NQF then, and how does a ReLU network scale with lambda?",
 }
 
 
@@ -165,26 +150,22 @@ def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
     if all(values[k] == right + 2 for k, right in _REMAINDER_RELATIVE.items()):
         return CheckResult(
             False,
-            "these look like the exponents of the ABSOLUTE "
-            "remainder "
-            "rms|F - F_NQF|; the question divides it by rms|F|: "
-            "how does "
-            "rms|F| itself scale with lambda?",
+            "these look like the exponents of the ABSOLUTE remainder rms|F - F_NQF|; "
+            "the question divides it by rms|F|: how does rms|F| itself scale with "
+            "lambda?",
         )
     wrong = [k for k, right in _REMAINDER_RELATIVE.items() if values[k] != right]
     if wrong:
         return CheckResult(
             False,
-            f"{len(wrong)} of the 5 exponents "
-            f"{'is' if len(wrong) == 1 else 'are'} not right "
+            f"{len(wrong)} of the 5 exponents {'is' if len(wrong) == 1 else 'are'} not "
+            f"right "
             "yet. " + "; ".join(f"{k}: {_REMAINDER_IDEAS[k]}" for k in wrong),
         )
     return CheckResult(
         True,
-        "all five right: the relative remainder is lambda^2 for "
-        "odd "
-        "activations, lambda for phi''(0) != 0, and constant for "
-        "ReLU",
+        "all five right: the relative remainder is lambda^2 for odd activations, "
+        "lambda for phi''(0) != 0, and constant for ReLU",
     )
 
 
@@ -241,9 +222,8 @@ def _ch7_ntk_regime(answer: Answer, hidden: int | None) -> CheckResult:
         if given not in ("lazy", "feature"):
             return CheckResult(
                 False,
-                f"regime({a}, {b}) returned {given!r}; expected "
-                "the string "
-                "'lazy' or 'feature'",
+                f"regime({a}, {b}) returned {given!r}; expected the string 'lazy' or "
+                f"'feature'",
             )
         truth = _fragment_regime(a, b)  # after the answer returned
         if given == truth:
@@ -252,32 +232,27 @@ def _ch7_ntk_regime(answer: Answer, hidden: int | None) -> CheckResult:
         if truth == "feature" and b == 1.0:
             hint = (
                 "at alpha_B = 1 the B term d^(1 - alpha_B) is d^0 = O(1): the NTK "
-                "moves by "
-                "O(1), so this is feature learning (lazy needs alpha_B > 1 "
+                "moves by O(1), so this is feature learning (lazy needs alpha_B > 1 "
                 "strictly)"
             )
         elif truth == "feature" and a == 0:
             hint = (
-                "with alpha_A = 0 the A term d^(-alpha_A) is O(1) whatever alpha_B "
-                "is: "
+                "with alpha_A = 0 the A term d^(-alpha_A) is O(1) whatever alpha_B is: "
                 "feature learning"
             )
         elif truth == "feature":
             hint = (
-                "the drift bound d^(1 - alpha_B) + d^(-alpha_A) grows like "
-                f"d^{exponent:g}: "
-                "the NTK does not stay fixed"
+                f"the drift bound d^(1 - alpha_B) + d^(-alpha_A) grows like "
+                f"d^{exponent:g}: the NTK does not stay fixed"
             )
         else:
             hint = (
-                f"both terms vanish, the drift is O(d^{exponent:g}) -> 0: lazy "
-                "(you need "
-                "alpha_A > 0 AND alpha_B > 1)"
+                f"both terms vanish, the drift is O(d^{exponent:g}) -> 0: lazy (you "
+                f"need alpha_A > 0 AND alpha_B > 1)"
             )
         return CheckResult(False, f"regime({a}, {b}): you said {given!r}, but {hint}")
     return CheckResult(
         True,
-        f"all {len(cases)} cases right: lazy exactly when both "
-        "terms "
-        "of O(d^(1 - alpha_B) + d^(-alpha_A)) vanish",
+        f"all {len(cases)} cases right: lazy exactly when both terms of O(d^(1 - "
+        f"alpha_B) + d^(-alpha_A)) vanish",
     )

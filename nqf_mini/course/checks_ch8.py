@@ -69,9 +69,9 @@ def _onset(steps: np.ndarray, l_net: np.ndarray, l_nqf: np.ndarray, f_net: np.nd
 
 _WINDOW_SLIPS: list[tuple[Callable[..., float], str]] = [
     (lambda *a: _onset(*a, floor=0.0),
-     "ignores the floor: once the NQF has fitted the target its loss goes to zero "
-     "and any residual of the network is an unbounded relative gap; count the loss "
-     "gap only while L_NQF >= 1% of L_NQF(0)"),
+     "ignores the floor: once the NQF has fitted the target its loss goes to zero and "
+     "any residual of the network is an unbounded relative gap; count the loss gap "
+     "only while L_NQF >= 1% of L_NQF(0)"),
     (lambda *a: _onset(*a, loss_by="net"),
      "divides the loss gap by the network's loss; the definition measures it relative "
      "to the NQF's loss"),

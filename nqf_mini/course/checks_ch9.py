@@ -130,7 +130,7 @@ def _ch9_order_parameters(answer: Answer, hidden: int | None) -> CheckResult:
                    for m, w in zip(mats, wrong)):
                 return CheckResult(False, f"{what} your matrices {hint}")
         return CheckResult(False, f"{what} M1 and M2 should be the sums over each "
-                                  "module's units of w w^T (p x p); yours have shapes "
+                                  f"module's units of w w^T (p x p); yours have shapes "
                                   f"{[tuple(m.shape) for m in mats]}")
     return CheckResult(True, "M1 = U1 U1^T and M2 = U2 U2^T on two networks; a "
                              "rotation of the hidden neurons of a module leaves them "

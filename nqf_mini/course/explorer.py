@@ -513,5 +513,4 @@ def _html(ex: Explorer) -> str:
         '<p class="nqf-explorer-caption" style="font-size:0.9em;margin-top:0.3em">'
         f"{html.escape(ex.caption)}</p>"
         '<script type="application/json" class="nqf-explorer-data">'
-        f"{_json_for_script(data)}</script>"
-        f"<script>{script}</script></div>")
+        f"{_json_for_script(data)}</script><script>{script}</script></div>")

@@ -82,15 +82,10 @@ def float32_hint(what: str) -> CheckResult:
     """The verdict for an answer that is right to float32 precision only."""
     return CheckResult(
         False,
-        f"{what} is right to about 7 digits only: it was "
-        "computed in "
-        "float32. The check's inputs are float64; keep their "
-        "dtype (create "
-        "tensors with dtype=x.dtype, x.new_zeros(...), "
-        "torch.zeros_like(x); "
-        "torch.zeros(K) and torch.tensor([...]) default to "
-        "float32) and "
-        "run it again",
+        f"{what} is right to about 7 digits only: it was computed in float32. The "
+        f"check's inputs are float64; keep their dtype (create tensors with "
+        f"dtype=x.dtype, x.new_zeros(...), torch.zeros_like(x); torch.zeros(K) and "
+        f"torch.tensor([...]) default to float32) and run it again",
     )
 
 
@@ -105,14 +100,10 @@ def compare(given: Any, truth: Any, what: str, tol: float) -> CheckResult | None
             return float32_hint(what)
         return CheckResult(
             False,
-            f"{what} is right to about 6 digits only, the "
-            "precision of "
-            "float32: is part of it computed in float32 (a "
-            "tensor made "
-            "with torch.tensor(...) or torch.zeros(...) without "
-            "dtype=torch.float64), or by an iteration stopped "
-            "early? The "
-            "inputs are float64; keep their dtype",
+            f"{what} is right to about 6 digits only, the precision of float32: is "
+            f"part of it computed in float32 (a tensor made with torch.tensor(...) or "
+            f"torch.zeros(...) without dtype=torch.float64), or by an iteration "
+            f"stopped early? The inputs are float64; keep their dtype",
         )
     return CheckResult(False, "")
 
@@ -141,17 +132,15 @@ def check_predictions(
     if not_bool:
         return CheckResult(
             False,
-            "every prediction should be True or False; "
-            f"{not_bool[0]!r} "
-            f"is {given[not_bool[0]]!r}",
+            f"every prediction should be True or False; {not_bool[0]!r} is "
+            f"{given[not_bool[0]]!r}",
         )
     wrong = sum(given[k] != right for k, right in truth.items())
     if wrong:
         return CheckResult(
             False,
-            f"{wrong} of the {len(truth)} predictions "
-            f"{'is' if wrong == 1 else 'are'} not right yet. "
-            f"{idea}",
+            f"{wrong} of the {len(truth)} predictions {'is' if wrong == 1 else 'are'} "
+            f"not right yet. {idea}",
         )
     return CheckResult(True, success)
 
@@ -187,9 +176,8 @@ def diagnose_matrix(
     if tuple(given.shape) != tuple(expected.shape):
         return CheckResult(
             False,
-            f"{what} has shape {tuple(given.shape)}, expected "
-            f"{tuple(expected.shape)} (one row and column per "
-            "unit parameter)",
+            f"{what} has shape {tuple(given.shape)}, expected {tuple(expected.shape)} "
+            f"(one row and column per unit parameter)",
         )
     if close(given, expected, tol):
         return None
@@ -198,9 +186,8 @@ def diagnose_matrix(
     if not close(given, given.T, tol):
         return CheckResult(
             False,
-            f"{what} is not symmetric; a structure matrix always "
-            "is "
-            "(it is half a Hessian)",
+            f"{what} is not symmetric; a structure matrix always is (it is half a "
+            f"Hessian)",
         )
     for factor, hint in [
         (2.0, "is too large by a factor of 2: A is HALF the per-unit Hessian"),
@@ -216,9 +203,8 @@ def diagnose_matrix(
     bad = [int(i) for i in torch.nonzero(rows).flatten()]
     return CheckResult(
         False,
-        f"{what} differs from the right answer in rows/columns "
-        f"{bad} "
-        "(0-based, in the order of the unit's parameters)",
+        f"{what} differs from the right answer in rows/columns {bad} (0-based, in the "
+        f"order of the unit's parameters)",
     )
 
 

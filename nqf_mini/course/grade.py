@@ -82,9 +82,8 @@ def find_submissions(root: Path) -> tuple[list[Submission], list[str]]:
         key = (student, chapter)
         if key in found:
             warnings.append(
-                f"{path}: a second notebook of {student} for chapter "
-                f"{chapter}; "
-                f"graded {found[key].path.name} only"
+                f"{path}: a second notebook of {student} for chapter {chapter}; graded "
+                f"{found[key].path.name} only"
             )
             continue
         found[key] = Submission(student, chapter, path)
@@ -226,10 +225,8 @@ def grade_class(
     if times:
         log(
             f"{len(times)} notebooks in {time.monotonic() - start:.0f} s with {jobs} "
-            "at a time "
-            f"({sum(times) / len(times):.1f} s per notebook, at most {max(times):.1f} "
-            "s); "
-            f"wrote {root / 'grades.csv'}"
+            f"at a time ({sum(times) / len(times):.1f} s per notebook, at most "
+            f"{max(times):.1f} s); wrote {root / 'grades.csv'}"
         )
     return rows
 
@@ -253,8 +250,8 @@ def summary(rows: list[dict[str, Any]]) -> str:
             ch = [r for r in mine if r["chapter"] == chapter]
             flags = {r["verdict"] for r in ch} & {"error", "timeout"}
             parts.append(
-                f"ch{chapter} {sum(r['points'] for r in ch)}/"
-                f"{sum(r['max_points'] for r in ch)}"
+                f"ch{chapter} "
+                f"{sum(r['points'] for r in ch)}/{sum(r['max_points'] for r in ch)}"
                 + (f" ({', '.join(sorted(flags))})" if flags else "")
             )
         total = sum(r["points"] for r in mine)

@@ -346,10 +346,8 @@ def grade_notebook(
             _row(
                 label,
                 "error",
-                f"not graded: the notebook uses `{found}`, which "
-                "reaches "
-                "into the grader or the call stack; review it by "
-                "hand",
+                f"not graded: the notebook uses `{found}`, which reaches into the "
+                f"grader or the call stack; review it by hand",
             )
             for label in labels
         ]
