@@ -28,7 +28,7 @@ from .symmetry import permutation_asymmetry, satisfies_zgz, zgz_violation
 # Chapter 2: the structure matrices of each architecture
 from .architectures import make_architecture
 from .commutativity import max_commutator
-from .networks import train_module
+from .module_training import train_module
 
 # Chapter 3: training closes on M
 from .compression import compress_data_subspace, compress_rank, lift_weights, psd_factor

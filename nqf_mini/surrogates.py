@@ -37,6 +37,7 @@ from .architectures import (
 )
 from .architectures._helpers import phi_derivatives
 from .architectures.base import Architecture
+from .module_training import batched
 
 
 @dataclass(frozen=True)
@@ -276,9 +277,8 @@ class NetworkModule:
         """W -> arch.f on every sample of ``xs``: (n,), or (R, n) when stacked."""
         if _vectorised(self.arch):
             return lambda W: _network_outputs(self.arch, W, xs)
-        from .networks import _batched                             # (no import cycle)
         n = _sample_count(xs)
-        one, many = _batched(self.arch.f, xs, n), _batched(self.arch.f, xs, n, True)
+        one, many = batched(self.arch.f, xs, n), batched(self.arch.f, xs, n, True)
         return lambda W: many(W) if W.ndim == 3 else one(W)
 
 

@@ -207,7 +207,7 @@ class WeightSpace:
 
     ``predict(W)`` returns the predictions f(W) on all n samples, (n,); ``observe(W, f)`` returns
     what to record at a recorded step. The NQF in weight space (:func:`nqf_mini.simulate_W`) and
-    any module f(W, x) (:func:`nqf_mini.networks.train_module`) are this system with different
+    any module f(W, x) (:func:`nqf_mini.module_training.train_module`) are this system with different
     predictions.
     """
 
