@@ -20,7 +20,7 @@ from notebook_edition import edition, install_cell  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "notebooks", nargs="*", type=Path, default=edition.chapter_paths(edition.ROOT)
+        "notebooks", nargs="*", type=Path, default=edition.edition_paths(edition.ROOT)
     )
     parser.add_argument("--check", action="store_true", help="exit 1 if a cell differs")
     args = parser.parse_args()

@@ -28,7 +28,7 @@ from notebook_edition import edition, myst, numbering, transforms  # noqa: E402
 pytestmark = pytest.mark.skipif(
     not (HTML / "index.html").exists(), reason="book not built: run `make book` first"
 )
-CHAPTERS = edition.chapter_paths(ROOT)
+CHAPTERS = edition.edition_paths(ROOT)  # the chapters and the companion pages
 MD_LINK = re.compile(r"^\[(?P<text>.*)\]\((?P<url>[^)]+)\)$")
 
 

@@ -33,7 +33,7 @@ import make_student  # noqa: E402
 from notebook_edition import edition, install_cell  # noqa: E402
 
 CHAPTERS = edition.chapter_paths(ROOT)
-EDITION = [ROOT / edition.EDITION / p.name for p in CHAPTERS]
+EDITION = [ROOT / edition.EDITION / p.name for p in edition.edition_paths(ROOT)]
 
 
 @pytest.fixture(scope="module")

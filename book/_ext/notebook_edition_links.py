@@ -3,7 +3,7 @@ source. sphinx-book-theme points the Colab and Binder buttons (and the .ipynb do
 button) at the page's source, ``chapters/NAME.ipynb``: MyST that Jupyter and Colab show
 as raw code blocks. The edition made for them by ``make notebooks`` lives at
 ``notebooks/NAME.ipynb``; this extension rewrites the buttons of every page whose source
-is in ``chapters/`` to that path, after the theme has made them. That the file exists is
+is in ``chapters/`` (or is a notebook page in ``book/``) to that path, after the theme has made them. That the file exists is
 checked by the tests (tests/test_notebook_edition.py,
 tests/test_edition_against_book.py), not here: ``make notebooks`` reads the numbering
 from this very build, so the build must succeed before a new chapter has its edition.
@@ -12,7 +12,8 @@ The download button gets the edition too: the build copies ``notebooks/`` to
 ``_build/html/notebooks/``.
 
 Configuration (``sphinx.config`` in ``_config.yml``): ``nqf_edition_dir`` (default
-``notebooks``) and ``nqf_edition_sources`` (default ``chapters``).
+``notebooks``) and ``nqf_edition_sources`` (default ``chapters book``: folders whose
+notebook pages have an edition, separated by spaces).
 """
 
 from __future__ import annotations
@@ -49,9 +50,11 @@ def point_buttons_at_edition(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
     """``html-page-context`` handler, run after the theme's (priority 502 > 501)."""
-    sources = app.config.nqf_edition_sources.strip("/")
-    if not pagename.startswith(f"{sources}/"):
+    sources = app.config.nqf_edition_sources.split()
+    if not any(pagename.startswith(f"{source.strip('/')}/") for source in sources):
         return
+    if not (Path(app.srcdir) / f"{pagename}.ipynb").is_file():
+        return  # a markdown page: no notebook, no launch buttons
     name = Path(pagename).name + ".ipynb"
     edition = f"{app.config.nqf_edition_dir.strip('/')}/{name}"
     if not (Path(app.srcdir) / edition).is_file():
@@ -81,7 +84,7 @@ def copy_edition(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("nqf_edition_dir", "notebooks", "html")
-    app.add_config_value("nqf_edition_sources", "chapters", "html")
+    app.add_config_value("nqf_edition_sources", "chapters book", "html")
     app.connect("html-page-context", point_buttons_at_edition, priority=502)
     app.connect("build-finished", copy_edition)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

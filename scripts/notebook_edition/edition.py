@@ -68,6 +68,13 @@ def chapter_paths(root: Path = ROOT) -> list[Path]:
     return sorted((root / "chapters").glob("*.ipynb"))
 
 
+def edition_paths(root: Path = ROOT) -> list[Path]:
+    """Every notebook the book serves: the chapters, then the companion pages in
+    ``book/`` (e.g. Chapter 2's ``book/more_architectures.ipynb``). Each gets its
+    notebook edition ``notebooks/NAME.ipynb``."""
+    return chapter_paths(root) + sorted((root / "book").glob("*.ipynb"))
+
+
 def docname(path: Path, root: Path = ROOT) -> str:
     """``chapters/01_x.ipynb`` -> ``chapters/01_x`` (the book's name for the page)."""
     return path.resolve().relative_to(root.resolve()).with_suffix("").as_posix()
@@ -80,7 +87,7 @@ def docname(path: Path, root: Path = ROOT) -> str:
 def build_table(html_dir: Path, root: Path = ROOT) -> dict[str, Any]:
     """The numbering table of the book built in ``html_dir`` (see :mod:`.numbering`)."""
     chapters = {
-        docname(p, root): nbformat.read(p, as_version=4) for p in chapter_paths(root)
+        docname(p, root): nbformat.read(p, as_version=4) for p in edition_paths(root)
     }
     return numbering.extract(html_dir, chapters, toc_docs(root))
 
@@ -225,7 +232,7 @@ def write_edition(table: dict[str, Any], root: Path = ROOT) -> list[Path]:
     dest.mkdir(exist_ok=True)
     written = []
     names = set()
-    for path in chapter_paths(root):
+    for path in edition_paths(root):
         target = dest / path.name
         names.add(path.name)
         text = render(path, table, root)
@@ -247,7 +254,7 @@ def stale(root: Path = ROOT) -> list[str]:
         return [str(err)]
     dest = root / EDITION
     names = set()
-    for path in chapter_paths(root):
+    for path in edition_paths(root):
         names.add(path.name)
         target = dest / path.name
         try:
