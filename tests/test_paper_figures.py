@@ -2,11 +2,10 @@
 
 A ``{ref}`` target must be defined somewhere in the book (a ``(label)=`` target, a
 ``:label:`` or a ``:name:``), a ``{doc}`` target must be a file, and every figure of the
-paper has a row. The only exception is the named list of figures that Chapters 5-7 are
-adding
-(``book/_ext/paper_figures.py``): while one of them is missing it is skipped (the book
-links the chapter, marked "in preparation"); once it exists it must be in the chapter
-the list names.
+paper has a row. The only exception is the named list of figures still being added to
+the chapters (``PENDING`` in ``book/_ext/paper_figures.py``): while one of them is
+missing it is skipped (the book links the chapter, marked "in preparation"); once it
+exists it must be in the chapter the list names.
 """
 
 from __future__ import annotations

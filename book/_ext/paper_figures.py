@@ -1,8 +1,8 @@
 """Sphinx extension of the course: links of the figures page to figures being added.
 
 The page ``book/paper_figures.md`` links every figure of the paper to the place where
-the course reproduces it, by the figure's label. Four of those figures are being added
-to Chapters 5-7; until a chapter defines its label, a reference to it
+the course reproduces it, by the figure's label. A figure still being added to a chapter
+is listed in :data:`PENDING`; until the chapter defines its label, a reference to it
 resolves to the chapter itself, followed by "(in preparation)". Once the label exists,
 the reference goes to the figure and this fallback is no longer used. Only the labels in
 :data:`PENDING` get the fallback: any other missing label is left to Sphinx, which warns
@@ -17,9 +17,6 @@ from docutils import nodes
 #: figure label -> the chapter document that will define it
 PENDING = {
     "fig-ch5-paper-staircase": "chapters/05_sudden_learning",
-    "fig-ch6-simulated-feature-law": "chapters/06_scaling_laws",
-    "fig-ch6-paper-fourier": "chapters/06_scaling_laws",
-    "fig-ch7-onset": "chapters/07_where_nqf_breaks",
 }
 
 
