@@ -15,9 +15,7 @@ from __future__ import annotations
 from docutils import nodes
 
 #: figure label -> the chapter document that will define it
-PENDING = {
-    "fig-ch5-paper-staircase": "chapters/05_sudden_learning",
-}
+PENDING: dict[str, str] = {}
 
 
 def _fallback(app, env, node, contnode):
