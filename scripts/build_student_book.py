@@ -3,8 +3,10 @@
 For a term in which the exercises are graded, the published book must not show the
 solutions that the default book has in collapsed dropdowns. This script assembles a
 second source tree in ``_build/student-src``: the configuration, the table of contents
-and the pages of ``book/`` as they are, the chapters replaced by their student edition
-(``scripts/make_student.py``: solutions removed, skeletons and "Your answer" cells in),
+and the pages of ``book/`` as they are, the chapters replaced by their solution-free MyST
+(``make_student.student_book_notebook``: solutions removed, skeletons and "Your answer"
+cells in; MyST, not the CommonMark hand-out, so that every number and cross-reference,
+also those from the pages of ``book/``, resolves inside the student book),
 and the instructor page (which carries the grading rubrics) replaced by a short note.
 Jupyter Book then builds it as it builds the default book, with warnings as errors.
 """
@@ -16,6 +18,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -39,8 +43,10 @@ def assemble(src: Path) -> None:
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "book", src / "book")
     (src / "book" / "instructor.md").write_text(INSTRUCTOR_NOTE, encoding="utf-8")
-    chapters = sorted((ROOT / "chapters").glob("*.ipynb"))
-    make_student.build(chapters, src / "chapters")
+    (src / "chapters").mkdir()
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        nb = make_student.student_book_notebook(nbformat.read(path, as_version=4))
+        nbformat.write(nb, src / "chapters" / path.name)
 
 
 def main() -> int:

@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from notebook_edition import edition as _edition  # noqa: E402
 from notebook_edition import install_cell as _install_cell  # noqa: E402
+from notebook_edition import myst as _myst  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"
@@ -201,6 +202,54 @@ def student_notebook(nb: nbformat.NotebookNode, doc: str = "",
         cell["id"] = f"cell-{k:03d}"                      # stable ids: editions diff cleanly
     nbformat.validate(out)
     return out
+
+
+def strip_solutions(source: str, in_region: bool = False) -> tuple[str, bool]:
+    """MyST ``source`` without its solutions, still MyST: every ```{solution}``` block
+    and everything between ```{solution-start}``` and ```{solution-end}``` (a region may
+    span cells: ``in_region`` says whether one is open where ``source`` begins). Returns
+    the text and whether a region is still open where it ends."""
+    lines, kept, i = source.split("\n"), [], 0
+    while i < len(lines):
+        end = _myst.fence_end(lines, i)
+        if end is None:
+            if not in_region:
+                kept.append(lines[i])
+            i += 1
+            continue
+        name = _myst.directive_name(lines[i])
+        if name in ("solution-start", "solution-end"):
+            in_region = name == "solution-start"
+        elif name != "solution" and not in_region:
+            kept.extend(lines[i:end + 1])
+        i = end + 1
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n"), in_region
+
+
+def student_book_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The chapter for the book without solutions (``make book-student``): still MyST, so
+    that the book's numbering and cross-references (also those from the pages in
+    ``book/``) resolve inside the student book; solutions out, skeleton cells and "Your
+    answer" cells in, as in :func:`student_notebook`."""
+    nb = nbformat.from_dict(dict(nb))
+    cells, in_region = [], False
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "markdown":
+            text, in_region = strip_solutions(cell.source, in_region)
+            if text.strip():
+                kept = nbformat.from_dict(dict(cell))
+                kept.source = text
+                cells.extend(add_answer_cells(kept))
+        elif cell.cell_type == "code" and (SOLUTION_TAG in tags or in_region):
+            cells.append(skeleton_cell(cell))
+        elif not in_region:
+            cells.append(cell)
+    nb.cells = [nbformat.from_dict(dict(c)) for c in cells]
+    for k, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{k:03d}"
+    nbformat.validate(nb)
+    return nb
 
 
 def build(chapters: list[Path], dest: Path) -> list[Path]:

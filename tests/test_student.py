@@ -165,3 +165,27 @@ def test_every_derivation_exercise_has_an_answer_cell(edition, path):
         assert before.cell_type == "markdown"
         stated = [e["label"] for e in before.metadata.get("nqf", {}).get("exercises", [])]
         assert stated and stated[-1] == cell.metadata["nqf_exercise"]   # right after it
+
+
+def test_the_student_book_keeps_myst_and_drops_every_solution():
+    """``student_book_notebook`` (the chapters of ``make book-student``): solution blocks
+    and solution regions spanning cells go, the exercise and the text around them stay
+    MyST, solution code becomes a skeleton, a derivation gets its answer cell."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook(cells=[
+        md("Intro {prf:ref}`thm-nqf`.\n\n```{exercise} Derive\n:label: ex-a\n\n"
+           "*Difficulty: ★☆☆ (derivation).* Show it.\n```\n\n"
+           "```{solution} ex-a\n:class: dropdown\n\nSECRET ONE\n```\n\nAfter."),
+        md("````{solution-start} ex-b\n````\n\nSECRET TWO"),
+        code("def f(x):\n    return x + 1\n\n\ncheck.exercise('ch1.f', f)"),
+        md("SECRET THREE\n\n````{solution-end}\n````\n\nOutro."),
+        code("def g(x):\n    return 2 * x", metadata={"tags": ["solution"]}),
+    ])
+    out = make_student.student_book_notebook(nb)
+    text = "\n".join(c.source for c in out.cells)
+    assert "SECRET" not in text and "return x + 1" not in text and "return 2 * x" not in text
+    assert "{prf:ref}`thm-nqf`" in text and "```{exercise} Derive" in text
+    assert "After." in text and "Outro." in text
+    assert text.count("NotImplementedError") == 2 and "Your answer." in text
+    assert [c.cell_type for c in out.cells] == [
+        "markdown", "markdown", "markdown", "code", "markdown", "code"]

@@ -81,6 +81,26 @@ def _options(lines: list[str]) -> tuple[dict[str, str], list[str]]:
     return options, rest
 
 
+def fence_end(lines: list[str], i: int) -> int | None:
+    """If line ``i`` opens a fence (a directive or a code block), the index of its
+    closing line (``len(lines)`` when unclosed, as in CommonMark); else ``None``."""
+    fence = OPEN_FENCE.match(lines[i])
+    if not fence or (fence.group("fence")[0] == "`" and "`" in fence.group("info")):
+        return None
+    return next(
+        (j for j in range(i + 1, len(lines)) if _closes(lines[j], fence.group("fence"))),
+        len(lines),
+    )
+
+
+def directive_name(line: str) -> str | None:
+    """The directive a fence's opening line opens (``solution``, ``prf:proof``, ...),
+    or ``None`` for a code fence or any other line."""
+    fence = OPEN_FENCE.match(line)
+    directive = fence and DIRECTIVE_INFO.match(fence.group("info").strip())
+    return directive.group("name") if directive else None
+
+
 def parse_blocks(text: str) -> list[Block]:
     """Split markdown source into plain text, directives and verbatim blocks, in order.
 
@@ -98,18 +118,9 @@ def parse_blocks(text: str) -> list[Block]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        fence = OPEN_FENCE.match(line)
-        if fence and not (
-            fence.group("fence")[0] == "`" and "`" in fence.group("info")
-        ):
-            end = next(
-                (
-                    j
-                    for j in range(i + 1, len(lines))
-                    if _closes(lines[j], fence.group("fence"))
-                ),
-                len(lines),
-            )
+        end = fence_end(lines, i)
+        if end is not None:
+            fence = OPEN_FENCE.match(line)
             inner = lines[i + 1 : end]
             directive = DIRECTIVE_INFO.match(fence.group("info").strip())
             flush()
