@@ -5,7 +5,8 @@ renders with no network. The packages are pinned in ``package.json`` / ``package
 installed by ``npm ci`` (``make book`` does both steps); this script copies only the files the
 pages load, at the relative paths those scripts expect:
 
-* ``vendor/mathjax/``: ``tex-chtml.js`` (the ES5 combined component), the CHTML ``woff-v2`` fonts,
+* ``vendor/mathjax/``: ``tex-chtml.js`` (the ES5 combined component), ``ui/lazy.js`` (lazy
+  typesetting, loaded by ``mathjax3_config`` in ``_config.yml``), the CHTML ``woff-v2`` fonts,
   the TeX extensions that ``autoload`` and ``\\require`` fetch, and the ``a11y``/``sre`` components
   that the MathJax menu's accessibility options load on demand.
 * ``vendor/require.js``: the npm package ships RequireJS unminified only.
@@ -28,6 +29,7 @@ DEST = ROOT / "book" / "_static" / "vendor"
 # (source under node_modules, destination under vendor, glob patterns or None for the file itself)
 ASSETS = [
     ("mathjax/es5/tex-chtml.js", "mathjax/tex-chtml.js", None),
+    ("mathjax/es5/ui/lazy.js", "mathjax/ui/lazy.js", None),
     ("mathjax/es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2", ["*.woff"]),
     ("mathjax/es5/input/tex/extensions", "mathjax/input/tex/extensions", ["*.js"]),
     ("mathjax/es5/a11y", "mathjax/a11y", ["*.js"]),
