@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import warnings
 from dataclasses import fields, is_dataclass
 from typing import Any, Callable
 
@@ -314,3 +315,15 @@ def classify(fn: Callable[..., Any], kwargs: dict[str, Any], arg: str) -> tuple[
     except Exception as exc:  # noqa: BLE001 - the point is to see what escapes
         return "other error", f"{type(exc).__name__}: {exc}"
     return ("silent NaN" if contains_nonfinite(result) else "silent accept"), ""
+
+
+def assert_refused(name: str, make: Callable[[], dict[str, Any]], arg: str, what: str,
+                   bad: Any) -> None:
+    """The call ``name(**make())`` with ``arg`` replaced by ``bad`` (described as
+    ``what``) raises a clear error naming ``arg`` (see :func:`classify`)."""
+    kwargs = make()
+    kwargs[arg] = bad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome, message = classify(resolve(name), kwargs, arg)
+    assert outcome == "clear", f"{name}({arg} = {what}): {outcome}: {message}"

@@ -4,12 +4,10 @@ naming the argument; a Python list gives the float64 result."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 import torch
 
-from .input_cases import classify, contains_nonfinite, mutations, resolve
+from .input_cases import assert_refused, contains_nonfinite, mutations, resolve
 
 
 def _g(seed, *shape):
@@ -89,12 +87,7 @@ def test_the_valid_call_works(name, make):
     ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in BAD_CALLS],
 )
 def test_bad_input_is_refused_naming_the_argument(name, make, arg, what, bad):
-    kwargs = make()
-    kwargs[arg] = bad
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        outcome, message = classify(resolve(name), kwargs, arg)
-    assert outcome == "clear", f"{name}({arg} = {what}): {outcome}: {message}"
+    assert_refused(name, make, arg, what, bad)
 
 
 def test_a_list_is_read_as_float64():
