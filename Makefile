@@ -16,7 +16,7 @@ export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
 .PHONY: book test unit nbval chapters browser-test execute student notebooks \
-	install-cells compat grade book-student lock benchmarks clean help
+	install-cells compat grade book-student lock benchmarks seeds clean help
 
 help:
 	@echo "make book | test | student | notebooks | install-cells | execute |" \
@@ -99,6 +99,12 @@ grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [GRADE_TIMEOUT=120]"; exit 2; }
 	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --timeout $(GRADE_TIMEOUT)
 
+
+# Every chapter and book notebook under other random draws (NQF_SEED=1, 2, 3: every seed of
+# the page shifted); fails on any failing cell. SHIFTS="4 5" picks others.
+SHIFTS ?= 1 2 3
+seeds: $(STAMP)
+	$(BIN)/python scripts/run_seeds.py --shifts $(SHIFTS)
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb book/more_architectures.ipynb

@@ -17,6 +17,7 @@ blows up raises :class:`DivergenceError` with a smaller step to try.
 
 # Throughout
 from .device import default_device
+from .seeds import generator
 from .training import DivergenceError
 
 # Chapter 1: the neural quadratic form
@@ -81,7 +82,7 @@ __version__ = "0.2.0"
 
 __all__ = [
     # throughout
-    "default_device", "DivergenceError",
+    "default_device", "generator", "DivergenceError",
     # Chapter 1
     "structure_matrix", "structure_matrices", "quadratic_expansion", "nqf_value", "offdiag",
     "permutation_asymmetry", "zgz_violation", "satisfies_zgz", "remainder_order",

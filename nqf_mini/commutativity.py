@@ -23,9 +23,9 @@ from typing import Any
 import torch
 
 from ._validate import (
-    as_tensor, require_nonnegative, require_positive, require_positive_int, require_seed,
-    require_square_stack,
+    as_tensor, require_nonnegative, require_positive, require_positive_int, require_square_stack,
 )
+from .seeds import generator
 
 
 def commutator_norm(A1: torch.Tensor, A2: torch.Tensor) -> float:
@@ -92,7 +92,7 @@ def common_eigenbasis(As: torch.Tensor, seed: int = 0) -> CommonEigenbasis:
     """
     As = as_tensor("As", As, ndim=3)
     require_square_stack("As", As)
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     c = torch.randn(As.shape[0], generator=gen, dtype=torch.float64).to(As)
     _, E = torch.linalg.eigh(torch.einsum("n,npq->pq", c, As))
     D = E.T @ As @ E                                             # (n, p, p)
@@ -125,7 +125,7 @@ def perturb_commuting(E: Any, a: Any, t: float, seed: int = 0) -> torch.Tensor:
                          f"{tuple(E.shape)} and {tuple(a.shape)}")
     t = require_nonnegative("t", t)
     n, p = a.shape
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     S = torch.randn(n, p, p, generator=gen, dtype=torch.float64).to(E)
     S = (S + S.transpose(1, 2)) / 2
     S = S / S.flatten(1).norm(dim=1)[:, None, None]

@@ -41,12 +41,13 @@ from typing import Any
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_positive, require_positive_int, require_seed,
+    as_tensor, require_choice, require_positive, require_positive_int,
 )
 from ._batched import softmax_last, unit_blocks
 from .activations import Activation, get_activation
 from .architectures import MultiHeadAttention
 from .device import resolve_device
+from .seeds import generator
 
 Shape = tuple[int, ...]
 KINDS = ("network", "nqf", "leading")
@@ -73,7 +74,7 @@ def _check_theta(theta: Any, P: int) -> torch.Tensor:
 def _gaussian_theta(P: int, scale: float, seed: int, dtype: torch.dtype,
                     device: torch.device | str | None) -> torch.Tensor:
     scale = require_positive("scale", scale)
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     theta = scale * torch.randn(P, generator=gen, dtype=torch.float64)
     return theta.to(device=resolve_device(device), dtype=dtype)
 
@@ -348,7 +349,7 @@ def rotate_units(model: DeepMLP | DeepAttention, theta: Any,
     if not isinstance(model, (DeepMLP, DeepAttention)):
         raise TypeError(f"argument `model`: expected a DeepMLP or DeepAttention, got "
                         f"{type(model).__name__}")
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     rotated = []
     for U in model.units(theta):
         d = U.shape[1]

@@ -31,11 +31,12 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_positive, require_positive_int, require_seed, require_shape,
+    as_tensor, require_choice, require_positive, require_positive_int, require_shape,
 )
 from .activations import get_activation
 from .device import resolve_device
 from .training import State, make_optimizer, minibatches, record_points, train
+from .seeds import generator
 
 MODELS = ("network", "nqf")
 Stream = Callable[[int], tuple[torch.Tensor, torch.Tensor]]
@@ -80,13 +81,13 @@ def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
                    device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """I.i.d. Gaussian initial weights U0 (p, d) and V0 (d, K), every entry N(0, scale^2).
 
-    Drawn on the CPU from ``torch.Generator().manual_seed(seed)``, so every device gets the same
+    Drawn on the CPU from ``generator(seed)``, so every device gets the same
     numbers. With this convention each unit starts with |w_i|^2 ~ (p + K) scale^2, so the mode
     strengths z_k(0) are Theta(scale^2) (the review's minor point 1: epsilon = scale^2).
     """
     p, d, K = (require_positive_int(name, v) for name, v in (("p", p), ("d", d), ("K", K)))
     scale = require_positive("scale", scale)
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     U0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * scale
     V0 = torch.randn(d, K, generator=gen, dtype=torch.float64) * scale
     dev = resolve_device(device)

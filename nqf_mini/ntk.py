@@ -28,10 +28,10 @@ import torch
 
 from ._validate import (
     as_tensor, describe, require_fraction, require_positive, require_positive_int, require_real,
-    require_seed,
 )
 from .device import resolve_device
 from .dynamics import simulate_W
+from .seeds import generator
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def scaled_nqf_problem(d: int, alpha_A: float, alpha_B: float, *, alpha_g: float
     n, p = require_positive_int("n", n), require_positive_int("p", p)
     alpha_A, alpha_B = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
     alpha_g = require_real("alpha_g", alpha_g)
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     g0 = torch.randn(n, p, generator=gen, dtype=torch.float64) / math.sqrt(p)
     B0, A0 = _symmetric(gen, n, p), _symmetric(gen, n, p)
     c = torch.randn(p, generator=gen, dtype=torch.float64)
@@ -129,7 +129,7 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
     max_steps = require_positive_int("max_steps", max_steps)
     loss_fraction = require_fraction("loss_fraction", loss_fraction)
     p, d = problem.g.shape[1], problem.d
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     W0 = (torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)).to(
         problem.g.device)
     run = simulate_W(problem.A, problem.y, W0, lr, max_steps, g=problem.g, B=problem.B,

@@ -25,10 +25,10 @@ import torch
 
 from ._ode import integrate
 from ._validate import (
-    as_tensor, require_dtype, require_positive, require_positive_int, require_real, require_seed,
-    require_shape, require_symmetric, require_symmetric_stack, require_time_grid,
+    as_tensor, require_dtype, require_positive, require_positive_int, require_real, require_shape, require_symmetric, require_symmetric_stack, require_time_grid,
 )
 from .device import resolve_device
+from .seeds import generator
 
 _STEP_FRACTION = 0.02   # single-sample RK4 step: this fraction of the local time scale 1 / F'(s)
 
@@ -93,7 +93,7 @@ def isotropic_dataset(
         (A of shape (n, p, p), y of shape (n,)), n = p (p + 1) / 2.
     """
     p = require_positive_int("p", p, minimum=2)
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     require_dtype(dtype)
     rows, cols = torch.triu_indices(p, p)
     n = rows.numel()

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import torch
 
 from ._validate import (
-    describe, require_fraction, require_positive, require_positive_int, require_seed,
+    describe, require_fraction, require_positive, require_positive_int,
 )
 from .device import resolve_device
+from .seeds import generator
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = No
     p = n if p is None else require_positive_int("p", p)
     if p < n:
         raise ValueError(f"argument `p`: expected p >= n = {n} (n orthonormal directions in R^p), got {p}")
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     Q, R = torch.linalg.qr(torch.randn(p, p, generator=gen, dtype=torch.float64))
     Q = Q * torch.sign(torch.diagonal(R))                                 # a unique, Haar-like Q
     gamma1 = require_positive("gamma1", gamma1)
@@ -148,7 +149,7 @@ def proportional_init(samples: OrthonormalSamples, eps: float, d: int, seed: int
         raise TypeError(f"argument `samples`: expected OrthonormalSamples, got {describe(samples)}")
     eps = require_fraction("eps", eps)
     d = require_positive_int("d", d)
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     n = samples.y.shape[0]
     G = (torch.randint(0, 2, (n, d), generator=gen).to(torch.float64) * 2.0 - 1.0)
     zstar = (samples.y / samples.s ** 2).cpu()

@@ -14,11 +14,12 @@ import torch
 
 from ._modules import Module, evaluate, prepare_call, scalar_output
 from ._validate import require_dtype, require_positive, require_positive_int, require_seed
+from .seeds import generator
 
 
 def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
                     device: torch.device) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     return (scale * torch.randn(p, d, generator=gen, dtype=dtype)).to(device)
 
 
@@ -39,7 +40,7 @@ def permutation_asymmetry(
 ) -> float:
     """max |f(W P) - f(W)| / max(|f(W)|, 1) over random W (entries N(0, scale^2)) and permutations."""
     x, device = _setup(f, x, p, d, trials, scale, seed, dtype)
-    gen = torch.Generator().manual_seed(seed + 1)
+    gen = generator(seed + 1)
     worst = 0.0
     for t in range(trials):
         W = _random_weights(p, d, scale, seed + t, dtype, device)

@@ -25,9 +25,10 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ._validate import as_tensor, describe, require_positive, require_positive_int, require_seed
+from ._validate import as_tensor, describe, require_positive, require_positive_int
 from .activations import get_activation
 from .device import resolve_device
+from .seeds import generator
 
 _GAUSS_HERMITE_POINTS = 96
 
@@ -63,12 +64,12 @@ def make_teacher(p: int = 32, k: int = 4, norm: float = 2.0, activation: str = "
     """A teacher with k random input directions of length ``norm`` and output weights 1 (Chapter 7).
 
     The directions u*_j / |u*_j| are uniform on the sphere (normalised Gaussians, drawn on the CPU from
-    ``torch.Generator().manual_seed(seed)``).
+    ``generator(seed)``).
     """
     p, k = require_positive_int("p", p), require_positive_int("k", k)
     norm = require_positive("norm", norm)
     get_activation(activation, "activation")
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     U = torch.randn(p, k, generator=gen, dtype=torch.float64)
     U = norm * U / U.norm(dim=0, keepdim=True)
     dev = resolve_device(device)
@@ -80,7 +81,7 @@ def gaussian_inputs(n: int, p: int, seed: int = 0,
                     device: torch.device | str | None = None) -> torch.Tensor:
     """n i.i.d. inputs x ~ N(0, I_p), drawn on the CPU with the given seed, shape (n, p)."""
     n, p = require_positive_int("n", n), require_positive_int("p", p)
-    gen = torch.Generator().manual_seed(require_seed("seed", seed))
+    gen = generator(seed)
     return torch.randn(n, p, generator=gen, dtype=torch.float64).to(resolve_device(device))
 
 

@@ -34,6 +34,7 @@ from ._validate import (
     require_fraction, require_in_open_interval, require_positive, require_positive_int,
     require_seed, to_numpy,
 )
+from .seeds import generator
 
 State = tuple
 DIVERGENCE_FACTOR = 1e6     # loss above this multiple of the initial loss counts as divergence
@@ -254,7 +255,7 @@ def minibatches(n: int, batch_size: int | None, steps: int, seed: int = 0) -> to
                          f"got {batch_size}")
     per_epoch = n // batch_size
     epochs = -(-steps // per_epoch)
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     perms = torch.rand(epochs, n, generator=gen, dtype=torch.float64).argsort(dim=1)  # (epochs, n)
     return perms[:, :per_epoch * batch_size].reshape(-1, batch_size)[:steps]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..activations import Activation
+from ..seeds import generator
 
 
 def phi_derivatives(act: Activation, at: float) -> tuple[float, float, float]:
@@ -29,12 +30,12 @@ def activation_remainder_order(act: Activation, at: float = 0.0) -> int | None:
 
 def gaussian(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     """A float64 standard Gaussian tensor drawn from a generator seeded with ``seed``."""
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return torch.randn(*shape, generator=generator(seed), dtype=torch.float64)
 
 
 def gaussians(seed: int, *shapes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
     """Several float64 Gaussian tensors drawn in order from one seeded generator."""
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     return tuple(torch.randn(*s, generator=gen, dtype=torch.float64) for s in shapes)
 
 

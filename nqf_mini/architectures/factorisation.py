@@ -16,6 +16,7 @@ from .._validate import require_positive_int
 from ..blocks import offdiag
 from ._helpers import gaussian, gaussians
 from .base import Architecture, register
+from ..seeds import generator
 
 
 class _ExactlyQuadratic(Architecture):
@@ -143,7 +144,7 @@ class MatrixCompletion(_TwoFactors):
         return offdiag(E)
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        gen = torch.Generator().manual_seed(seed)
+        gen = generator(seed)
         return torch.stack([torch.randint(self.m, (), generator=gen),
                             torch.randint(self.n, (), generator=gen)])
 
