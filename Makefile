@@ -15,7 +15,7 @@ VENDOR := book/_static/vendor/.stamp
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test unit nbval chapters browser-test execute student notebooks \
+.PHONY: book test lint unit nbval chapters browser-test execute student notebooks \
 	install-cells compat grade book-student lock benchmarks seeds clean help
 
 help:
@@ -58,6 +58,13 @@ nbval: $(STAMP)
 test: unit nbval book book-student
 	$(BIN)/python -m pytest tests -m build -q
 
+
+# Lint: ruff (rules and formatting) over the package, the tooling, the tests and the
+# notebooks' code (chapters/ruff.toml keeps their lines at 88); mypy over the package.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
 browser-test: book
@@ -112,7 +119,7 @@ benchmarks: $(STAMP)
 
 lock:
 	rm -rf $(VENV)-lock && $(PYTHON) -m venv $(VENV)-lock
-	$(VENV)-lock/bin/pip install --quiet "torch==2.13.0" ".[test,book,notebooks]"
+	$(VENV)-lock/bin/pip install --quiet "torch==2.13.0" ".[test,book,notebooks,grade]"
 	(head -2 requirements.txt; $(VENV)-lock/bin/pip freeze --exclude nqf_mini | sed 's/+cpu//') > requirements.new
 	mv requirements.new requirements.txt && rm -rf $(VENV)-lock
 
