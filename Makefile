@@ -50,7 +50,7 @@ unit: $(STAMP) $(VENDOR)
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		--nbval-cell-timeout=120 --nbval-kernel-startup-timeout=60 -p no:randomly chapters \
+		--nbval-cell-timeout=120 --nbval-kernel-startup-timeout=60 chapters \
 		book/more_architectures.ipynb -q
 
 # After the books build: the built HTML, the edition against it, the book without

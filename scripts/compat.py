@@ -43,7 +43,7 @@ HOME = ROOT / ".venv-compat"
 SPEC_FILE = ".spec.json"
 # : Test tools, unpinned: the newest that pip finds for the interpreter when the venv is
 # made.
-TOOLS = ["pytest", "nbval", "ipykernel", "setuptools>=64", "wheel"]
+TOOLS = ["pytest", "nbval", "ipykernel", "setuptools>=77", "wheel"]
 SHOWN = [
     "torch",
     "numpy",
@@ -61,8 +61,6 @@ NBVAL = [
     "--nbval-current-env",
     "--nbval-sanitize-with",
     "tests/nbval_sanitize.cfg",
-    "-p",
-    "no:randomly",
     "chapters",
     "-q",
 ]
@@ -326,7 +324,7 @@ def check(env: Environment) -> bool:
     log = HOME / f"{env.name}-tests.log"
     log.unlink(missing_ok=True)
     for label, args in (
-        ("unit", ["tests/unit", "-q", "-p", "no:randomly"]),
+        ("unit", ["tests/unit", "-q"]),
         ("nbval", NBVAL),
     ):
         t0 = time.perf_counter()

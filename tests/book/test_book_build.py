@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 REMOTE_ASSET = re.compile(r"<(?:script|link)\b[^>]*\b(?:src|href)=\"(?:https?:)?//[^\"]+\"[^>]*>")
 
-pytestmark = pytest.mark.skipif(not HTML.exists(), reason="book not built: run `make book` first")
+NEEDS = (HTML / "index.html", "book")
 
 
 @pytest.mark.parametrize("page", toc_files())

@@ -24,9 +24,7 @@ HTML = ROOT / "_build" / "html"
 
 from scripts.notebook_edition import edition, myst, numbering, transforms
 
-pytestmark = pytest.mark.skipif(
-    not (HTML / "index.html").exists(), reason="book not built: run `make book` first"
-)
+NEEDS = (HTML / "index.html", "book")
 CHAPTERS = edition.edition_paths(ROOT)  # the chapters and the companion pages
 MD_LINK = re.compile(r"^\[(?P<text>.*)\]\((?P<url>[^)]+)\)$")
 

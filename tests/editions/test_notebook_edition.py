@@ -91,7 +91,7 @@ def test_both_editions_start_with_the_canonical_install_cell(student, name):
 def test_install_cell_pins_the_tag_and_installs_nothing_else():
     source = install_cell.install_cell_source(ROOT)
     url = install_cell.repository_url(ROOT)
-    assert f"git+{url}@v{install_cell.package_version(ROOT)}" in source
+    assert f"git+{url}@v{install_cell.package_version()}" in source
     assert '"--no-deps"' in source
     assert '"NQF_DEVICE"] = "cpu"' in source and '"cuda"' in source
 

