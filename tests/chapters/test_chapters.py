@@ -81,6 +81,17 @@ def test_first_code_cell_installs_in_colab_only(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_install_cell_installs_the_release_of_this_version(path):
+    """The tag every Colab cell installs is ``v`` + the package's version, the tag
+    ``make release`` creates."""
+    import nqf_mini
+
+    first = code_cells(nbformat.read(path, as_version=4))[0]
+    tags = re.findall(r"nqf_mini @ git\+\S+?@([\w.\-]+)", first.source)
+    assert tags == [f"v{nqf_mini.__version__}"], (path.name, tags)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_lecture_anatomy(path):
     nb = nbformat.read(path, as_version=4)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import yaml
 
+from scripts.timeouts import scaled
+
 from ..conftest import need
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +62,7 @@ def test_actionlint_finds_nothing():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     assert out.returncode == 0, out.stderr[-2000:]
     found = json.loads(out.stdout)
@@ -82,7 +84,7 @@ def test_actionlint_would_catch_a_mistake(tmp_path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     assert json.loads(out.stdout), "actionlint did not flag an undefined property"
 
