@@ -49,9 +49,13 @@ export NQF_DEVICE ?= cpu
 help:
 	@sed -n '/^# The NQF course/,/^# NQF_TIMEOUT_SCALE/p' Makefile | sed 's/^# \{0,1\}//'
 
+# NQF_TORCH_INDEX (PyTorch's CPU wheel index, as the GitHub workflow sets) installs the
+# locked torch from there first: its CPU build, without gigabytes of CUDA packages.
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(NQF_TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-deps \
+		--index-url $(NQF_TORCH_INDEX) "$$(grep '^torch==' requirements.txt)")
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
@@ -124,12 +128,16 @@ install-cells: $(STAMP)
 
 # The Colab-like and minimum environments (noxfile.py): their venvs in .venv-compat/,
 # made or updated by compat-install (.ci/run starts it early, in the background), then
-# their tests, side by side.
+# their tests, side by side. COMPAT=colab runs one of them.
+# pyenv's shims run only the versions pyenv has selected: nox is offered every installed one.
+NOX := $(if $(shell command -v pyenv 2>/dev/null),PYENV_VERSION=$$(pyenv versions --bare | tr '\n' ':') )$(BIN)/python -m nox
+
+COMPAT ?= colab minimum
 compat-install: $(STAMP)
-	$(BIN)/python -m nox --install-only -j 2
+	$(NOX) --install-only -j 2 -s $(COMPAT)
 
 compat: compat-install
-	$(BIN)/python -m nox -R -j 2
+	$(NOX) -R -j 2 -s $(COMPAT)
 
 # Grade a class: every notebook under SUBMISSIONS (one folder per student) into
 # SUBMISSIONS/grades.csv, each notebook in its own process with GRADE_TIMEOUT seconds.

@@ -121,7 +121,7 @@ def _timeout(seconds: int) -> str:
     return str(scaled(seconds))
 
 
-@nox.session(python="3.12")
+@nox.session(python="3.12", allow_parallel=True)
 def colab(session: nox.Session) -> None:
     """Colab-like: Python 3.12, newest torch, numpy 2.0, matplotlib 3.10, ipywidgets
     7.7.1, nqf_mini --no-deps: the unit tests and nbval over every notebook."""
@@ -137,7 +137,7 @@ def colab(session: nox.Session) -> None:
                 env=_environment())
 
 
-@nox.session(python="3.10")
+@nox.session(python="3.10", allow_parallel=True)
 def minimum(session: nox.Session) -> None:
     """Minimum: Python 3.10, every dependency at its declared floor: the unit tests,
     and every notebook executed under NQF_SEED=1 (its assertions must hold)."""
