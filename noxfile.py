@@ -59,8 +59,11 @@ def floors(root: Path = ROOT) -> list[str]:
     is an error, since the minimum environment could not be defined."""
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     wanted = [Requirement(r) for r in project["dependencies"]]
-    wanted += [Requirement(r) for r in project["optional-dependencies"]["notebooks"]
-               if Requirement(r).name == "ipywidgets"]
+    wanted += [
+        Requirement(r)
+        for r in project["optional-dependencies"]["notebooks"]
+        if Requirement(r).name == "ipywidgets"
+    ]
     pinned = []
     for req in wanted:
         lows = [s.version for s in req.specifier if s.operator == ">="]
@@ -78,8 +81,9 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     if index and torch:
         session.install(*torch, "--index-url", index)
     session.install(*requirements)
-    session.install("--no-deps", "--force-reinstall", "--no-build-isolation",
-                    f"nqf_mini @ {ROOT.as_uri()}")
+    session.install(
+        "--no-deps", "--force-reinstall", "--no-build-isolation", f"nqf_mini @ {ROOT.as_uri()}"
+    )
 
 
 def _work_copy(session: nox.Session) -> Path:
@@ -99,19 +103,27 @@ def _work_copy(session: nox.Session) -> Path:
 
 
 def _environment() -> dict[str, str]:
-    return {"NQF_DEVICE": "cpu", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-            "NQF_EXPLORER_FRAMES": "default", "OMP_NUM_THREADS": "1", "PYTHONPATH": ""}
+    return {
+        "NQF_DEVICE": "cpu",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "NQF_EXPLORER_FRAMES": "default",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": "",
+    }
 
 
 def _report(session: nox.Session) -> None:
     """Print the versions in use, and refuse a checkout that shadows the package."""
-    code = ("import importlib.metadata as m, platform, nqf_mini\n"
-            f"names = {SHOWN!r}\n"
-            "def v(n):\n"
-            "    try: return m.version(n)\n"
-            "    except m.PackageNotFoundError: return '-'\n"
-            "print('python', platform.python_version(), *(f'{n} {v(n)}' for n in names))\n"
-            f"assert {str(ROOT / 'nqf_mini')!r} not in nqf_mini.__file__, nqf_mini.__file__")
+    code = (
+        "import importlib.metadata as m, platform, nqf_mini\n"
+        f"names = {SHOWN!r}\n"
+        "def v(n):\n"
+        "    try: return m.version(n)\n"
+        "    except m.PackageNotFoundError: return '-'\n"
+        "print('python', platform.python_version(), *(f'{n} {v(n)}' for n in names))\n"
+        f"assert {str(ROOT / 'nqf_mini')!r} not in nqf_mini.__file__, nqf_mini.__file__"
+    )
     session.run("python", "-c", code, env=_environment())
 
 
@@ -125,16 +137,24 @@ def _timeout(seconds: int) -> str:
 def colab(session: nox.Session) -> None:
     """Colab-like: Python 3.12, newest torch, numpy 2.0, matplotlib 3.10, ipywidgets
     7.7.1, nqf_mini --no-deps: the unit tests and nbval over every notebook."""
-    _install(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1",
-                       *TOOLS])
+    _install(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1", *TOOLS])
     _work_copy(session)
     _report(session)
     session.run("python", "-m", "pytest", "tests/unit", "-q", env=_environment())
-    session.run("python", "-m", "pytest", "--nbval", "--nbval-current-env",
-                "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
-                f"--nbval-cell-timeout={_timeout(120)}",
-                f"--nbval-kernel-startup-timeout={_timeout(60)}", *NOTEBOOKS, "-q",
-                env=_environment())
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "--nbval",
+        "--nbval-current-env",
+        "--nbval-sanitize-with",
+        "tests/nbval_sanitize.cfg",
+        f"--nbval-cell-timeout={_timeout(120)}",
+        f"--nbval-kernel-startup-timeout={_timeout(60)}",
+        *NOTEBOOKS,
+        "-q",
+        env=_environment(),
+    )
 
 
 @nox.session(python="3.10", allow_parallel=True)
@@ -145,5 +165,15 @@ def minimum(session: nox.Session) -> None:
     _work_copy(session)
     _report(session)
     session.run("python", "-m", "pytest", "tests/unit", "-q", env=_environment())
-    session.run("python", "-m", "scripts.run_seeds", "--shifts", "1", "--jobs", "1",
-                "--timeout", _timeout(600), env=_environment())
+    session.run(
+        "python",
+        "-m",
+        "scripts.run_seeds",
+        "--shifts",
+        "1",
+        "--jobs",
+        "1",
+        "--timeout",
+        _timeout(600),
+        env=_environment(),
+    )

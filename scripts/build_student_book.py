@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import yaml
 
 from scripts import make_student
 
@@ -39,8 +40,13 @@ def assemble(src: Path) -> None:
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy(ROOT / name, src / name)
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    extensions = config["sphinx"]["local_extensions"]
+    for name, path in extensions.items():     # the extensions and the tooling stay here
+        extensions[name] = str((ROOT / path).resolve())
+    (src / "_config.yml").write_text(yaml.safe_dump(config, allow_unicode=True,
+                                                    sort_keys=False), encoding="utf-8")
+    shutil.copy(ROOT / "_toc.yml", src / "_toc.yml")
     shutil.copytree(ROOT / "book", src / "book")
     (src / "book" / "instructor.md").write_text(INSTRUCTOR_NOTE, encoding="utf-8")
     (src / "chapters").mkdir()

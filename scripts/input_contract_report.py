@@ -15,7 +15,6 @@ import argparse
 import collections
 import sys
 import warnings
-from pathlib import Path
 
 from tests.unit.input_cases import CASES, classify, mutations, resolve
 

@@ -27,13 +27,10 @@ from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
+from scripts.notebook_edition import exercises as grammar
+from scripts.notebook_edition.exercises import source
+
 PACKAGES = ["torch", "numpy", "matplotlib", "ipywidgets", "nqf_mini"]
-EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^\1[ \t]*$",
-                      re.S | re.M)
-LABEL = re.compile(r"^:label:\s*(\S+)", re.M)
-DIFFICULTY = re.compile(r"\*Difficulty:\s*(?P<stars>[★☆]+)\s*\((?P<kind>[^)]+)\)")
-CHECK = re.compile(r"check\.exercise\(\s*[\"']([\w.\-]+)[\"']")
-REGION = re.compile(r"^(?:`{3,}|:{3,})\{solution-(?P<event>start|end)\}[ \t]*(?P<label>\S*)", re.M)
 
 
 def chapter_paths(srcdir: Path) -> list[Path]:
@@ -42,11 +39,6 @@ def chapter_paths(srcdir: Path) -> list[Path]:
 
 def load(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def source(cell: dict) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else src
 
 
 def title(nb: dict, fallback: str) -> str:
@@ -68,28 +60,11 @@ def suggested_use(stars: int, kind: str) -> str:
 
 
 def exercises(nb: dict) -> list[dict]:
-    """The exercises of a notebook, with the self-check labels of their exercise text or solution."""
-    found, checks, current = [], {}, None
-    for cell in nb["cells"]:
-        text = source(cell)
-        if cell["cell_type"] == "markdown":
-            for match in EXERCISE.finditer(text):
-                body = match.group("body")
-                label = LABEL.search(body)
-                diff = DIFFICULTY.search(body)
-                stars = diff.group("stars").count("★") if diff else 0
-                kind = diff.group("kind").strip() if diff else ""
-                found.append({"label": label.group(1) if label else "", "title":
-                              match.group("title").strip(), "stars": stars, "kind": kind,
-                              "checks": CHECK.findall(body)})
-            for event in REGION.finditer(text):          # in order: the state after the cell
-                current = event.group("label") if event.group("event") == "start" else None
-        elif current is not None:
-            checks.setdefault(current, []).extend(CHECK.findall(text))
-    for ex in found:
-        ex["checks"] = list(dict.fromkeys(ex["checks"] + checks.get(ex["label"], [])))
-        ex["use"] = suggested_use(ex["stars"], ex["kind"])
-    return found
+    """The exercises of a notebook (:func:`scripts.notebook_edition.exercises.exercises`)
+    as rows: label, title, stars, kind, self-checks and the suggested use."""
+    return [{"label": ex.label, "title": ex.title, "stars": ex.stars, "kind": ex.kind,
+             "checks": ex.checks, "use": suggested_use(ex.stars, ex.kind)}
+            for ex in grammar.exercises(nb)]
 
 
 #: Estimated study rates: words of mathematical prose read (and understood) per minute,
@@ -109,27 +84,17 @@ def workload(nb: dict) -> dict:
     estimated minutes: lecture (reading, proofs, code) and exercises
     (:data:`EXERCISE_MINUTES`)."""
     words = proofs = code = 0
-    state = None
-    for cell in nb["cells"]:
+    in_region = False
+    for _, cell, in_solution in grammar.cells_with_regions(nb):
         text = source(cell)
         tags = cell.get("metadata", {}).get("tags", [])
         if cell["cell_type"] == "markdown":
-            kept = []
-            for line in text.splitlines():
-                if line.startswith(("```{solution}", "```{solution-start}")):
-                    state = "block" if line.startswith("```{solution}") else "region"
-                elif state == "block" and line.strip() == "```":
-                    state = None
-                elif state == "region" and line.startswith("```{solution-end}"):
-                    state = None
-                elif state is None:
-                    kept.append(line)
-            prose = "\n".join(kept)
+            prose, in_region = grammar.strip_solutions(text, in_region)
             proofs += prose.count("{prf:proof}")
-            prose = "\n".join(l for l in _MATH.sub(" ", prose).splitlines()
-                              if not _FENCE_LINE.match(l) and not l.startswith(":"))
+            prose = "\n".join(line for line in _MATH.sub(" ", prose).splitlines()
+                              if not _FENCE_LINE.match(line) and not line.startswith(":"))
             words += len(re.findall(r"[A-Za-z][A-Za-z'\-]*", prose))
-        elif "solution" not in tags and "hide-cell" not in tags:
+        elif not in_solution and "hide-cell" not in tags:
             code += sum(1 for line in text.splitlines()
                         if line.strip() and not line.strip().startswith("#"))
     rates = READING_RATES
@@ -200,9 +165,10 @@ class ChapterExercises(_Generated):
 
     def run(self) -> list[nodes.Node]:
         rows = []
-        for k, (path, nb) in enumerate(self.notebooks(), start=1):
+        for k, (_, nb) in enumerate(self.notebooks(), start=1):
             for ex in exercises(nb):
-                checks = ", ".join(f"`{c}`" for c in ex["checks"]) or "(none: discuss or grade by hand)"
+                checks = (", ".join(f"`{c}`" for c in ex["checks"])
+                          or "(none: discuss or grade by hand)")
                 rows.append([str(k), f"{{ref}}`{ex['label']}` (`{ex['label']}`)", ex["title"],
                              "★" * ex["stars"] + "☆" * (3 - ex["stars"]), ex["kind"], checks,
                              ex["use"]])

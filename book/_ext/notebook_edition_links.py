@@ -3,7 +3,8 @@ source. sphinx-book-theme points the Colab and Binder buttons (and the .ipynb do
 button) at the page's source, ``chapters/NAME.ipynb``: MyST that Jupyter and Colab show
 as raw code blocks. The edition made for them by ``make notebooks`` lives at
 ``notebooks/NAME.ipynb``; this extension rewrites the buttons of every page whose source
-is in ``chapters/`` (or is a notebook page in ``book/``) to that path, after the theme has made them. That the file exists is
+is in ``chapters/`` (or is a notebook page in ``book/``) to that path, after the theme
+has made them. That the file exists is
 checked by the tests (tests/editions/test_notebook_edition.py,
 tests/book/test_edition_against_book.py), not here: ``make notebooks`` reads the numbering
 from this very build, so the build must succeed before a new chapter has its edition.

@@ -101,6 +101,14 @@ def directive_name(line: str) -> str | None:
     return directive.group("name") if directive else None
 
 
+def directive_argument(line: str) -> str:
+    """The argument on a directive's opening line (``ex-ch1-a`` of
+    ```` ```{solution-start} ex-ch1-a ````), or ``""``."""
+    fence = OPEN_FENCE.match(line)
+    directive = fence and DIRECTIVE_INFO.match(fence.group("info").strip())
+    return directive.group("argument") if directive else ""
+
+
 def parse_blocks(text: str) -> list[Block]:
     """Split markdown source into plain text, directives and verbatim blocks, in order.
 

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import nbformat
 
@@ -65,19 +66,19 @@ class Element:
     def text(self) -> str:
         return "".join(c if isinstance(c, str) else c.text() for c in self.children)
 
-    def iter(self) -> Iterator["Element"]:
+    def iter(self) -> Iterator[Element]:
         """This element and all elements below it, in document order."""
         yield self
         for child in self.children:
             if isinstance(child, Element):
                 yield from child.iter()
 
-    def find(self, tag: str | None = None, cls: str | None = None) -> "Element | None":
+    def find(self, tag: str | None = None, cls: str | None = None) -> Element | None:
         return next(self.find_all(tag, cls), None)
 
     def find_all(
         self, tag: str | None = None, cls: str | None = None
-    ) -> Iterator["Element"]:
+    ) -> Iterator[Element]:
         for el in self.iter():
             if (tag is None or el.tag == tag) and (cls is None or cls in el.classes):
                 yield el

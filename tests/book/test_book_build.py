@@ -32,7 +32,7 @@ def test_no_remote_scripts_or_stylesheets(page):
     assert not remote, f"{page}: loads remote assets {remote[:3]}"
 
 
-# --- what a reader sees: no TeX or MyST left in the prose ------------------------------------------
+# --- what a reader sees: no TeX or MyST left in the prose ----------------------------------
 
 class _Prose(HTMLParser):
     """The text of a page outside math, code, scripts and the page chrome."""

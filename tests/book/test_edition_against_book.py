@@ -13,16 +13,16 @@ the build).
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from scripts.notebook_edition import edition, myst, numbering, transforms
+
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 
-from scripts.notebook_edition import edition, myst, numbering, transforms
 
 NEEDS = (HTML / "index.html", "book")
 CHAPTERS = edition.edition_paths(ROOT)  # the chapters and the companion pages

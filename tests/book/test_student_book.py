@@ -14,6 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from scripts.notebook_edition import exercises as grammar
+
 from ..chapters.test_chapters import toc_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,22 +38,12 @@ def test_every_toc_page_was_built(page):
 
 def _solution_lines(nb: nbformat.NotebookNode) -> set[str]:
     """Long lines of solution prose and the bodies of solution functions."""
-    lines, state = set(), None
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
-                if line.startswith(("```{solution}", "```{solution-start}")):
-                    state = "block" if line.startswith("```{solution}") else "region"
-                elif state == "block" and line.strip() == "```":
-                    state = None
-                elif state == "region" and line.startswith("```{solution-end}"):
-                    state = None
-                elif state and len(line.strip()) > 40 and "$" not in line:
-                    lines.add(line.strip())
-        elif "solution" in cell.metadata.get("tags", []):
-            for node in ast.walk(ast.parse(cell.source)):
-                if isinstance(node, ast.Return) and node.value is not None:
-                    lines.add("return " + ast.unparse(node.value))
+    prose, code = grammar.solution_text(nb)
+    lines = {line.strip() for line in prose if len(line.strip()) > 40 and "$" not in line}
+    for text in code:
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Return) and node.value is not None:
+                lines.add("return " + ast.unparse(node.value))
     return lines
 
 

@@ -6,17 +6,17 @@ too: it must flag every MyST construct that the conversion is supposed to remove
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from scripts.notebook_edition import edition, myst, transforms
+
 from .myst_leftovers import myst_leftovers
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from scripts.notebook_edition import edition, myst, transforms
 
 SITE = "https://example.org/book/"
 TABLE = {

@@ -24,12 +24,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from scripts import make_student
+from scripts.notebook_edition import edition, install_cell
+
 from .myst_leftovers import myst_leftovers
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from scripts import make_student
-from scripts.notebook_edition import edition, install_cell
 
 CHAPTERS = edition.chapter_paths(ROOT)
 EDITION = [ROOT / edition.EDITION / p.name for p in edition.edition_paths(ROOT)]

@@ -1,12 +1,12 @@
 """The student edition (``make student``): no solution leaks, and it runs what was tested.
 
-The edition of every chapter is built into a temporary folder with ``scripts/make_student.py``. For
-each chapter the test checks that no solution fence and no line of solution code survives (other than
-the def signatures and self-check calls the skeletons keep), and that every code cell it keeps is
-the chapter's own, which nbval executes; the skeletons parse and keep their self-checks. The
-edition of one chapter runs in a kernel to its end in tests/grading (the untouched student edition
-earns nothing), and tests/unit/test_check.py shows that a self-check answers "NOT YET" to a
-missing answer.
+The edition of every chapter is built into a temporary folder with ``scripts/make_student.py``.
+For each chapter the test checks that no solution fence and no line of solution code survives
+(other than the def signatures and self-check calls the skeletons keep), and that every code
+cell it keeps is the chapter's own, which nbval executes; the skeletons parse and keep their
+self-checks. The edition of one chapter runs in a kernel to its end in tests/grading (the
+untouched student edition earns nothing), and tests/unit/test_check.py shows that a self-check
+answers "NOT YET" to a missing answer.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import nbformat
 import pytest
 
 from scripts import make_student
+from scripts.notebook_edition import exercises as grammar
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -32,7 +33,8 @@ def edition(tmp_path_factory):
 
 
 def solution_cells(nb):
-    return [c for c in nb.cells if c.cell_type == "code" and "solution" in c.metadata.get("tags", [])]
+    return [c for c in nb.cells
+            if c.cell_type == "code" and "solution" in c.metadata.get("tags", [])]
 
 
 def allowed_lines(source: str) -> set[str]:
@@ -66,18 +68,10 @@ def test_no_solution_leaks(edition, path):
                   if line.strip() and not line.strip().startswith("#")
                   and line.strip() in student_lines and line.strip() not in ok]
         assert not leaked, f"{path.name}: solution code leaks into the student edition: {leaked}"
-    # The prose of the solutions (a scan independent of the script's): its longer lines are gone.
-    prose, state = set(), None
-    for cell in original.cells:
-        for line in cell.source.splitlines():
-            if line.startswith("```{solution}") or line.startswith("```{solution-start}"):
-                state = "block" if line.startswith("```{solution}") else "region"
-            elif state == "block" and line.strip() == "```":
-                state = None
-            elif state == "region" and line.startswith("```{solution-end}"):
-                state = None
-            elif state and cell.cell_type == "markdown" and len(line.strip()) > 30:
-                prose.add(line.strip())
+    # The prose of the solutions (read by the grammar, not by the edition's code): its
+    # longer lines are gone.
+    prose = {line.strip() for line in grammar.solution_text(original)[0]
+             if len(line.strip()) > 30}
     leaked = sorted((prose - public_outside(original, prose)) & student_lines)
     assert prose, f"{path.name}: found no solution prose to check"
     assert not leaked, f"{path.name}: solution text leaks: {leaked[:2]}"
@@ -85,7 +79,8 @@ def test_no_solution_leaks(edition, path):
 
 def public_outside(nb, prose):
     """Markdown lines that also occur in some cell without any solution fence."""
-    return {line.strip() for c in nb.cells if c.cell_type == "markdown" and "{solution" not in c.source
+    return {line.strip() for c in nb.cells
+            if c.cell_type == "markdown" and "{solution" not in c.source
             for line in c.source.splitlines()} & prose
 
 
@@ -123,11 +118,8 @@ def test_student_edition_runs_the_code_nbval_runs(edition, path):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_every_derivation_exercise_has_an_answer_cell(edition, path):
-    from ..chapters.test_chapters import _chapter_status
-
-    exercises = _chapter_status().exercises
-    derivations = [ex["label"] for ex in exercises(nbformat.read(path, as_version=4))
-                   if ex["kind"] == "derivation"]
+    derivations = [ex.label for ex in grammar.exercises(nbformat.read(path, as_version=4))
+                   if ex.kind == "derivation"]
     student = nbformat.read(edition / path.name, as_version=4)
     answers = [(k, c) for k, c in enumerate(student.cells)
                if make_student.ANSWER_TAG in c.metadata.get("tags", [])]

@@ -26,14 +26,17 @@ from scripts.timeouts import scaled
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 LOCK = (ROOT / "requirements.txt").read_text(encoding="utf-8")
-PINS = {name.lower().replace("_", "-"): version
-        for name, version in re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)$", LOCK, re.M)}
+PINS = {
+    name.lower().replace("_", "-"): version
+    for name, version in re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)$", LOCK, re.M)
+}
 
 
 def test_jupyterlab_runs_from_the_venv():
     jupyter = Path(sys.executable).parent / "jupyter"
-    out = subprocess.run([str(jupyter), "lab", "--version"], capture_output=True, text=True,
-                         timeout=scaled(120))
+    out = subprocess.run(
+        [str(jupyter), "lab", "--version"], capture_output=True, text=True, timeout=scaled(120)
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert re.match(r"^\d+\.\d+", out.stdout.strip()), out.stdout
     assert "jupyterlab" in PINS, "JupyterLab missing from requirements.txt"
@@ -52,7 +55,8 @@ def test_lock_satisfies_the_declared_ranges(requirement):
     name = requirement.name.lower().replace("_", "-")
     assert name in PINS, f"{requirement.name} is declared but not locked"
     assert requirement.specifier.contains(PINS[name], prereleases=True), (
-        f"the lock's {name}=={PINS[name]} is outside {requirement}")
+        f"the lock's {name}=={PINS[name]} is outside {requirement}"
+    )
 
 
 def test_lock_has_no_cuda_packages():
@@ -69,10 +73,12 @@ def test_binder_runs_the_python_of_the_lock():
 def test_minimum_environment_is_every_floor(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\ndependencies = ["numpy>=1.23", "torch>=2.3,<3"]\n'
-        '[project.optional-dependencies]\nnotebooks = ["ipywidgets>=7.7.1", "jupyterlab"]\n')
+        '[project.optional-dependencies]\nnotebooks = ["ipywidgets>=7.7.1", "jupyterlab"]\n'
+    )
     assert noxfile.floors(tmp_path) == ["numpy==1.23", "torch==2.3", "ipywidgets==7.7.1"]
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\ndependencies = ["numpy"]\n[project.optional-dependencies]\nnotebooks = []\n')
+        '[project]\ndependencies = ["numpy"]\n[project.optional-dependencies]\nnotebooks = []\n'
+    )
     with pytest.raises(ValueError, match="numpy has no floor"):
         noxfile.floors(tmp_path)
     declared = {r.name for r in map(Requirement, PYPROJECT["project"]["dependencies"])}
@@ -83,10 +89,23 @@ def test_minimum_environment_is_every_floor(tmp_path):
 def test_a_missing_interpreter_fails_compat_only_under_ci(tmp_path, ci):
     (tmp_path / "noxfile.py").write_text(
         "import nox\n\n\n@nox.session(python='3.99')\ndef nowhere(session):\n"
-        "    session.run('python', '-V')\n")
+        "    session.run('python', '-V')\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "CI"} | ({"CI": "true"} if ci else {})
-    out = subprocess.run([sys.executable, "-m", "nox", "-f", str(tmp_path / "noxfile.py"),
-                          "--envdir", str(tmp_path / "envs")], capture_output=True, text=True,
-                         env=env, timeout=scaled(120))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nox",
+            "-f",
+            str(tmp_path / "noxfile.py"),
+            "--envdir",
+            str(tmp_path / "envs"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=scaled(120),
+    )
     assert "3.99" in out.stderr, out.stderr
     assert (out.returncode != 0) == ci, out.stderr

