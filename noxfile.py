@@ -127,6 +127,15 @@ def _report(session: nox.Session) -> None:
     session.run("python", "-c", code, env=_environment())
 
 
+def _prepare(session: nox.Session, requirements: list[str]) -> None:
+    """Install ``requirements`` and the test tools, copy the work folder, print the
+    versions, and run the unit tests against the installed package."""
+    _install(session, [*requirements, *TOOLS])
+    _work_copy(session)
+    _report(session)
+    session.run("python", "-m", "pytest", "tests/unit", "-q", env=_environment())
+
+
 def _timeout(seconds: int) -> str:
     from scripts.timeouts import scaled
 
@@ -137,10 +146,7 @@ def _timeout(seconds: int) -> str:
 def colab(session: nox.Session) -> None:
     """Colab-like: Python 3.12, newest torch, numpy 2.0, matplotlib 3.10, ipywidgets
     7.7.1, nqf_mini --no-deps: the unit tests and nbval over every notebook."""
-    _install(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1", *TOOLS])
-    _work_copy(session)
-    _report(session)
-    session.run("python", "-m", "pytest", "tests/unit", "-q", env=_environment())
+    _prepare(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1"])
     session.run(
         "python",
         "-m",
@@ -161,10 +167,7 @@ def colab(session: nox.Session) -> None:
 def minimum(session: nox.Session) -> None:
     """Minimum: Python 3.10, every dependency at its declared floor: the unit tests,
     and every notebook executed under NQF_SEED=1 (its assertions must hold)."""
-    _install(session, floors() + TOOLS)
-    _work_copy(session)
-    _report(session)
-    session.run("python", "-m", "pytest", "tests/unit", "-q", env=_environment())
+    _prepare(session, floors())
     session.run(
         "python",
         "-m",
