@@ -45,15 +45,16 @@ def package_version() -> str:
     return __version__
 
 
-def pinned_ref() -> str:
-    """The git reference the Colab cell installs: the release tag of the package
-    version."""
-    return f"v{package_version()}"
+def pinned_ref(version: str | None = None) -> str:
+    """The git reference the Colab cell installs: the release tag of ``version``
+    (default: the package's)."""
+    return f"v{version or package_version()}"
 
 
-def install_cell_source(root: Path) -> str:
-    """The canonical source of the first code cell."""
-    return TEMPLATE.format(url=repository_url(root), ref=pinned_ref())
+def install_cell_source(root: Path, version: str | None = None) -> str:
+    """The canonical source of the first code cell (for the package's version, or
+    ``version``)."""
+    return TEMPLATE.format(url=repository_url(root), ref=pinned_ref(version))
 
 
 def first_code_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
