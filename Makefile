@@ -82,10 +82,9 @@ $(STUDENT_HTML): $(STAMP) $(VENDOR) $(BOOK_SOURCES) scripts/make_student.py \
 book-student: $(STUDENT_HTML)
 
 # Tests that need no built book: every folder of tests/ except book/ and browser/ (the
-# markers are set by folder in tests/conftest.py). Test kernels draw only each explorer's
-# default frame.
+# markers are set by folder in tests/conftest.py).
 unit: $(STAMP) $(VENDOR)
-	NQF_EXPLORER_FRAMES=default $(BIN)/python -m pytest tests -m "not build and not browser" -q
+	$(BIN)/python -m pytest tests -m "not build and not browser" -q
 
 # Every notebook re-executed and its stored outputs compared, JOBS notebooks at a time
 # (torch is single-threaded in every notebook; OMP_NUM_THREADS=1 keeps BLAS so too).

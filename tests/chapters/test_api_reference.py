@@ -10,7 +10,7 @@ import nqf_mini
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
-ENTRY = re.compile(r"^```\{auto(?:function|class|exception)\} nqf_mini\.(\w+)$", re.M)
+ENTRY = re.compile(r"^\.\. auto(?:function|class|exception):: nqf_mini\.(\w+)$", re.M)
 
 
 def _groups_of_init() -> list[list[str]]:
