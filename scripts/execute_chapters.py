@@ -28,8 +28,14 @@ def execute(path: Path, timeout: int) -> float:
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("execution", None)
     nb.metadata.pop("widgets", None)  # widget state is saved again only if widgets are shown
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=False,
-                            record_timing=False, resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=False,
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start

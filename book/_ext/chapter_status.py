@@ -53,28 +53,34 @@ def title(nb: dict, fallback: str) -> str:
 def suggested_use(stars: int, kind: str) -> str:
     """Homework or in class: the rule the instructor page explains."""
     if kind == "exploration":
-        return "in class"                     # widgets and predictions: best discussed together
+        return "in class"  # widgets and predictions: best discussed together
     if kind == "coding":
-        return "homework"                     # graded by its self-check
+        return "homework"  # graded by its self-check
     return "in class" if stars <= 1 else "homework"
 
 
 def exercises(nb: dict) -> list[dict]:
     """The exercises of a notebook (:func:`scripts.notebook_edition.exercises.exercises`)
     as rows: label, title, stars, kind, self-checks and the suggested use."""
-    return [{"label": ex.label, "title": ex.title, "stars": ex.stars, "kind": ex.kind,
-             "checks": ex.checks, "use": suggested_use(ex.stars, ex.kind)}
-            for ex in grammar.exercises(nb)]
+    return [
+        {
+            "label": ex.label,
+            "title": ex.title,
+            "stars": ex.stars,
+            "kind": ex.kind,
+            "checks": ex.checks,
+            "use": suggested_use(ex.stars, ex.kind),
+        }
+        for ex in grammar.exercises(nb)
+    ]
 
 
 #: Estimated study rates: words of mathematical prose read (and understood) per minute,
 #: minutes to follow one proof, lines of code read and run per minute. Assumptions
 #: stated on the instructor page, not measurements of students.
-READING_RATES = {"words_per_minute": 80, "minutes_per_proof": 5,
-                 "code_lines_per_minute": 15}
+READING_RATES = {"words_per_minute": 80, "minutes_per_proof": 5, "code_lines_per_minute": 15}
 #: Estimated minutes for an exercise, by kind and number of stars.
-EXERCISE_MINUTES = {"derivation": (10, 25, 45), "coding": (15, 30, 45),
-                    "exploration": (10, 20, 30)}
+EXERCISE_MINUTES = {"derivation": (10, 25, 45), "coding": (15, 30, 45), "exploration": (10, 20, 30)}
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.S)
 _FENCE_LINE = re.compile(r"^(`{3,}|:{3,})")
 
@@ -91,20 +97,34 @@ def workload(nb: dict) -> dict:
         if cell["cell_type"] == "markdown":
             prose, in_region = grammar.strip_solutions(text, in_region)
             proofs += prose.count("{prf:proof}")
-            prose = "\n".join(line for line in _MATH.sub(" ", prose).splitlines()
-                              if not _FENCE_LINE.match(line) and not line.startswith(":"))
+            prose = "\n".join(
+                line
+                for line in _MATH.sub(" ", prose).splitlines()
+                if not _FENCE_LINE.match(line) and not line.startswith(":")
+            )
             words += len(re.findall(r"[A-Za-z][A-Za-z'\-]*", prose))
         elif not in_solution and "hide-cell" not in tags:
-            code += sum(1 for line in text.splitlines()
-                        if line.strip() and not line.strip().startswith("#"))
+            code += sum(
+                1 for line in text.splitlines() if line.strip() and not line.strip().startswith("#")
+            )
     rates = READING_RATES
-    lecture = (words / rates["words_per_minute"] + proofs * rates["minutes_per_proof"]
-               + code / rates["code_lines_per_minute"])
+    lecture = (
+        words / rates["words_per_minute"]
+        + proofs * rates["minutes_per_proof"]
+        + code / rates["code_lines_per_minute"]
+    )
     found = exercises(nb)
-    practice = sum(EXERCISE_MINUTES.get(ex["kind"], (0, 0, 0))[max(ex["stars"], 1) - 1]
-                   for ex in found)
-    return {"words": words, "proofs": proofs, "code": code, "exercises": len(found),
-            "lecture": lecture, "practice": practice}
+    practice = sum(
+        EXERCISE_MINUTES.get(ex["kind"], (0, 0, 0))[max(ex["stars"], 1) - 1] for ex in found
+    )
+    return {
+        "words": words,
+        "proofs": proofs,
+        "code": code,
+        "exercises": len(found),
+        "lecture": lecture,
+        "practice": practice,
+    }
 
 
 def _minutes(value: float) -> str:
@@ -132,8 +152,9 @@ class _Generated(SphinxDirective):
 
     def render(self, lines: list[str]) -> list[nodes.Node]:
         container = nodes.container(classes=["nqf-generated"])
-        self.state.nested_parse(StringList(lines, source="chapter_status"), self.content_offset,
-                                container)
+        self.state.nested_parse(
+            StringList(lines, source="chapter_status"), self.content_offset, container
+        )
         return [container]
 
     def link(self, path: Path, nb: dict, number: int) -> str:
@@ -148,16 +169,26 @@ class ChapterStatus(_Generated):
         for k, (path, nb) in enumerate(self.notebooks(), start=1):
             info = nb.get("metadata", {}).get("nqf_execution")
             if not info:
-                rows.append([self.link(path, nb, k), "not recorded (run `make execute`)"]
-                            + [""] * (2 + len(PACKAGES)))
+                rows.append(
+                    [self.link(path, nb, k), "not recorded (run `make execute`)"]
+                    + [""] * (2 + len(PACKAGES))
+                )
                 continue
             total += float(info["seconds"])
             packages = info.get("packages", {})
-            rows.append([self.link(path, nb, k), f"{float(info['seconds']):.1f}", info["date"],
-                         info["python"]] + [packages.get(p, "") for p in PACKAGES])
+            rows.append(
+                [
+                    self.link(path, nb, k),
+                    f"{float(info['seconds']):.1f}",
+                    info["date"],
+                    info["python"],
+                ]
+                + [packages.get(p, "") for p in PACKAGES]
+            )
         rows.append(["**all chapters**", f"**{total:.1f}**"] + [""] * (2 + len(PACKAGES)))
-        return self.render(_table(["chapter", "execution time (s)", "executed on", "python"]
-                                  + PACKAGES, rows))
+        return self.render(
+            _table(["chapter", "execution time (s)", "executed on", "python"] + PACKAGES, rows)
+        )
 
 
 class ChapterExercises(_Generated):
@@ -167,13 +198,34 @@ class ChapterExercises(_Generated):
         rows = []
         for k, (_, nb) in enumerate(self.notebooks(), start=1):
             for ex in exercises(nb):
-                checks = (", ".join(f"`{c}`" for c in ex["checks"])
-                          or "(none: discuss or grade by hand)")
-                rows.append([str(k), f"{{ref}}`{ex['label']}` (`{ex['label']}`)", ex["title"],
-                             "★" * ex["stars"] + "☆" * (3 - ex["stars"]), ex["kind"], checks,
-                             ex["use"]])
-        return self.render(_table(["chapter", "exercise (label)", "title", "difficulty", "kind",
-                                   "self-check", "suggested use"], rows))
+                checks = (
+                    ", ".join(f"`{c}`" for c in ex["checks"]) or "(none: discuss or grade by hand)"
+                )
+                rows.append(
+                    [
+                        str(k),
+                        f"{{ref}}`{ex['label']}` (`{ex['label']}`)",
+                        ex["title"],
+                        "★" * ex["stars"] + "☆" * (3 - ex["stars"]),
+                        ex["kind"],
+                        checks,
+                        ex["use"],
+                    ]
+                )
+        return self.render(
+            _table(
+                [
+                    "chapter",
+                    "exercise (label)",
+                    "title",
+                    "difficulty",
+                    "kind",
+                    "self-check",
+                    "suggested use",
+                ],
+                rows,
+            )
+        )
 
 
 class ChapterWorkload(_Generated):
@@ -185,14 +237,37 @@ class ChapterWorkload(_Generated):
             w = workload(nb)
             total["lecture"] += w["lecture"]
             total["practice"] += w["practice"]
-            rows.append([self.link(path, nb, k), f"{w['words']:,}", str(w["proofs"]),
-                         str(w["code"]), str(w["exercises"]), _minutes(w["lecture"]),
-                         _minutes(w["practice"])])
-        rows.append(["**all chapters**", "", "", "", "",
-                     f"**{_minutes(total['lecture'])}**",
-                     f"**{_minutes(total['practice'])}**"])
-        header = ["chapter", "words", "proofs", "lines of code", "exercises",
-                  "lecture (est.)", "all exercises (est.)"]
+            rows.append(
+                [
+                    self.link(path, nb, k),
+                    f"{w['words']:,}",
+                    str(w["proofs"]),
+                    str(w["code"]),
+                    str(w["exercises"]),
+                    _minutes(w["lecture"]),
+                    _minutes(w["practice"]),
+                ]
+            )
+        rows.append(
+            [
+                "**all chapters**",
+                "",
+                "",
+                "",
+                "",
+                f"**{_minutes(total['lecture'])}**",
+                f"**{_minutes(total['practice'])}**",
+            ]
+        )
+        header = [
+            "chapter",
+            "words",
+            "proofs",
+            "lines of code",
+            "exercises",
+            "lecture (est.)",
+            "all exercises (est.)",
+        ]
         return self.render(_table(header, rows))
 
 

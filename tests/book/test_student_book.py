@@ -52,17 +52,14 @@ def test_no_solution_in_the_student_book(path):
     text = _text(f"chapters/{path.stem}")
     assert "Your answer." in text and "NotImplementedError" in text
     solutions = [
-        re.sub(r"\s+", " ", line)
-        for line in _solution_lines(nbformat.read(path, as_version=4))
+        re.sub(r"\s+", " ", line) for line in _solution_lines(nbformat.read(path, as_version=4))
     ]
     assert solutions
     leaked = [line for line in solutions if line in text]
     assert not leaked, f"{path.name}: solution text in the student book: {leaked[:2]}"
     default = ROOT / "_build" / "html"
     if default.exists():  # the same search finds them in the default book
-        assert any(
-            line in _text(f"chapters/{path.stem}", default) for line in solutions
-        )
+        assert any(line in _text(f"chapters/{path.stem}", default) for line in solutions)
 
 
 def test_the_instructor_page_is_a_note():
