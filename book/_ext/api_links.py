@@ -1,5 +1,4 @@
-"""Sphinx extension of the course: inline code naming a public function links to the API
-reference.
+"""Sphinx extension of the course: the API reference page's docstrings, and links to it.
 
 In the chapters and pages, inline code such as ```nqf.crossing_times``` or
 ```nqf_mini.lotka_volterra(b, C, z0, t)``` names a public function of the package. The
@@ -7,6 +6,11 @@ first such mention of each name on a page becomes a link to its entry on the API
 reference page (``book/api.md``, built by autodoc), so a reader finds the signature and
 docstring where a function first appears, without any markup in the chapters. Only the
 names of ``nqf_mini.__all__`` are linked; code cells are left alone.
+
+The package's docstrings write norms and absolute values in plain text, ``|W^T x|^2``,
+where reStructuredText reads ``|...|`` as a substitution: :func:`literal_bars` keeps
+those bars literal (outside inline code, roles and ``.. math::`` blocks), so the page
+shows what the docstring says.
 """
 
 from __future__ import annotations
@@ -20,6 +24,38 @@ from sphinx.transforms import SphinxTransform
 #: ``nqf.NAME``, ``nqf_mini.NAME``, optionally followed by a call's arguments.
 MENTION = re.compile(r"^(?:nqf|nqf_mini)\.(?P<name>[A-Za-z_]\w*)(?:\(.*\))?$", re.S)
 API_PAGE = "book/api"
+#: Inline code and roles (``...``, :math:`...`), kept as written.
+_CODE = re.compile(r"(:\w+:)?(`+)[^`]*?\2")
+_MATH_BLOCK = re.compile(r"^(?P<indent>\s*)\.\. math::")
+
+
+def literal_bars(lines: list[str]) -> list[str]:
+    """``lines`` of a docstring with every ``|`` outside inline code, roles and math
+    blocks escaped (``\\|``), so that reStructuredText shows it instead of reading a
+    substitution."""
+    out = []
+    math_indent: int | None = None
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        if math_indent is not None and (not line.strip() or indent > math_indent):
+            out.append(line)
+            continue
+        math_indent = None
+        block = _MATH_BLOCK.match(line)
+        if block:
+            math_indent = len(block.group("indent"))
+            out.append(line)
+            continue
+        parts, last = [], 0
+        for match in _CODE.finditer(line):
+            parts += [line[last : match.start()].replace("|", "\\|"), match.group()]
+            last = match.end()
+        out.append("".join(parts) + line[last:].replace("|", "\\|"))
+    return out
+
+
+def _docstring(app, what, name, obj, options, lines: list[str]) -> None:
+    lines[:] = literal_bars(lines)
 
 
 class LinkPublicNames(SphinxTransform):
@@ -58,4 +94,5 @@ class LinkPublicNames(SphinxTransform):
 
 def setup(app):
     app.add_transform(LinkPublicNames)
+    app.connect("autodoc-process-docstring", _docstring)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

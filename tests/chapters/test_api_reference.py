@@ -37,3 +37,17 @@ def test_every_public_name_has_one_entry():
 def test_entries_follow_the_chapters_of_init():
     sections = re.split(r"^## ", PAGE, flags=re.M)[1:]
     assert [ENTRY.findall(s) for s in sections] == _groups_of_init()
+
+
+def test_docstring_bars_stay_literal_but_code_and_math_do_not_change():
+    from book._ext.api_links import literal_bars
+
+    lines = ["f = |W^T x|^2, ``|a|`` and :math:`|b|^2`", "", ".. math::", "", "   |x|^2", "z |y|"]
+    assert literal_bars(lines) == [
+        "f = \\|W^T x\\|^2, ``|a|`` and :math:`|b|^2`",
+        "",
+        ".. math::",
+        "",
+        "   |x|^2",
+        "z \\|y\\|",
+    ]
