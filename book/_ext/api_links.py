@@ -7,10 +7,10 @@ reference page (``book/api.md``, built by autodoc), so a reader finds the signat
 docstring where a function first appears, without any markup in the chapters. Only the
 names of ``nqf_mini.__all__`` are linked; code cells are left alone.
 
-The package's docstrings write norms and absolute values in plain text, ``|W^T x|^2``,
-where reStructuredText reads ``|...|`` as a substitution: :func:`literal_bars` keeps
-those bars literal (outside inline code, roles and ``.. math::`` blocks), so the page
-shows what the docstring says.
+The package's docstrings write their maths in plain text, ``|W^T x|^2`` or ``X_:k``,
+where reStructuredText reads ``|...|`` as a substitution and ``X_`` as a link:
+:func:`literal_maths` escapes those two (outside inline code, roles and ``.. math::``
+blocks), so the page shows what the docstring says.
 """
 
 from __future__ import annotations
@@ -27,12 +27,14 @@ API_PAGE = "book/api"
 #: Inline code and roles (``...``, :math:`...`), kept as written.
 _CODE = re.compile(r"(:\w+:)?(`+)[^`]*?\2")
 _MATH_BLOCK = re.compile(r"^(?P<indent>\s*)\.\. math::")
+#: ``_`` after a word and before a non-word: reST's reference syntax (``X_:k``).
+_WORD_END = re.compile(r"(?<=\w)_(?=\W|$)")
 
 
-def literal_bars(lines: list[str]) -> list[str]:
-    """``lines`` of a docstring with every ``|`` outside inline code, roles and math
-    blocks escaped (``\\|``), so that reStructuredText shows it instead of reading a
-    substitution."""
+def literal_maths(lines: list[str]) -> list[str]:
+    """``lines`` of a docstring with every ``|``, and every ``_`` that ends a word, escaped
+    outside inline code, roles and math blocks, so that reStructuredText shows them
+    instead of reading a substitution or a link."""
     out = []
     math_indent: int | None = None
     for line in lines:
@@ -48,14 +50,18 @@ def literal_bars(lines: list[str]) -> list[str]:
             continue
         parts, last = [], 0
         for match in _CODE.finditer(line):
-            parts += [line[last : match.start()].replace("|", "\\|"), match.group()]
+            parts += [_escape(line[last : match.start()]), match.group()]
             last = match.end()
-        out.append("".join(parts) + line[last:].replace("|", "\\|"))
+        out.append("".join(parts) + _escape(line[last:]))
     return out
 
 
+def _escape(text: str) -> str:
+    return _WORD_END.sub(r"\\_", text.replace("|", "\\|"))
+
+
 def _docstring(app, what, name, obj, options, lines: list[str]) -> None:
-    lines[:] = literal_bars(lines)
+    lines[:] = literal_maths(lines)
 
 
 class LinkPublicNames(SphinxTransform):

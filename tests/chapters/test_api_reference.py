@@ -39,15 +39,22 @@ def test_entries_follow_the_chapters_of_init():
     assert [ENTRY.findall(s) for s in sections] == _groups_of_init()
 
 
-def test_docstring_bars_stay_literal_but_code_and_math_do_not_change():
-    from book._ext.api_links import literal_bars
+def test_docstring_maths_stays_literal_but_code_and_math_blocks_do_not_change():
+    from book._ext.api_links import literal_maths
 
-    lines = ["f = |W^T x|^2, ``|a|`` and :math:`|b|^2`", "", ".. math::", "", "   |x|^2", "z |y|"]
-    assert literal_bars(lines) == [
+    lines = [
+        "f = |W^T x|^2, ``|a|`` and :math:`|b|^2`",
+        "",
+        ".. math::",
+        "",
+        "   |x|^2",
+        "z |y| X_:k z_k",
+    ]
+    assert literal_maths(lines) == [
         "f = \\|W^T x\\|^2, ``|a|`` and :math:`|b|^2`",
         "",
         ".. math::",
         "",
         "   |x|^2",
-        "z \\|y\\|",
+        "z \\|y\\| X\\_:k z_k",
     ]
