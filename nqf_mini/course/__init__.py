@@ -1,7 +1,7 @@
 """Coursework for the NQF course, kept apart from the science in :mod:`nqf_mini`.
 
 * :mod:`nqf_mini.course.check`: ``check.exercise(label, answer)``, the exercises' self-checks
-  (the checks of each chapter live in ``checks_ch1`` ... ``checks_ch7``, registered in
+  (the checks of each chapter live in ``checks_ch1``, ``checks_ch2``, ..., registered in
   :mod:`~nqf_mini.course.registry`, with the shared comparisons in :mod:`~nqf_mini.course.feedback`);
 * :mod:`nqf_mini.course.style`: the figure style and colours of the book;
 * :mod:`nqf_mini.course.printing`: rounded printing, so that stored outputs are reproducible;

@@ -1,5 +1,5 @@
 """The registry of self-checks: labels ``"ch<N>.<name>"`` mapped to check functions
-(Chapters 1-7).
+(one module ``checks_ch<N>`` per chapter).
 
 A check takes a student's answer, seen through an
 :class:`~nqf_mini.course.answers.Answer`, and ``hidden``: ``None`` for the public cases
