@@ -109,3 +109,14 @@ def test_a_missing_interpreter_fails_compat_only_under_ci(tmp_path, ci):
     )
     assert "3.99" in out.stderr, out.stderr
     assert (out.returncode != 0) == ci, out.stderr
+
+
+def test_every_test_folder_is_collected(pytestconfig):
+    """pytest skips folders that match ``norecursedirs`` (by default ``build``, ``dist``,
+    ``venv``, ...): a test folder with such a name would silently fall out of CI."""
+    import fnmatch
+
+    patterns = pytestconfig.getini("norecursedirs")
+    for folder in (ROOT / "tests").rglob("*"):
+        if folder.is_dir() and any(folder.glob("test_*.py")):
+            assert not any(fnmatch.fnmatch(folder.name, p) for p in patterns), folder
