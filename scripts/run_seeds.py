@@ -17,8 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+
+from scripts.execute_chapters import notebook_client
+from scripts.timeouts import scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_NOTEBOOKS = sorted(ROOT.glob("chapters/*.ipynb")) + sorted(ROOT.glob("book/*.ipynb"))
@@ -35,13 +37,7 @@ def run(path: Path, shift: int, timeout: int) -> tuple[Path, int, float, str]:
         "PYTHONHASHSEED": "0",
         "OMP_NUM_THREADS": "1",
     }
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        allow_errors=False,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
+    client = notebook_client(nb, path, timeout)
     start = time.perf_counter()
     try:
         client.execute(env=env)
@@ -68,7 +64,9 @@ def main() -> int:
         default=os.cpu_count() or 1,
         help="notebooks run at the same time (default: one per core)",
     )
-    parser.add_argument("--timeout", type=int, default=1200, help="seconds allowed per cell")
+    parser.add_argument(
+        "--timeout", type=int, default=scaled(1200), help="seconds allowed per cell"
+    )
     args = parser.parse_args()
     runs = [(path, shift) for shift in args.shifts for path in args.notebooks]
     failed = 0
