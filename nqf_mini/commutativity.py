@@ -18,12 +18,12 @@ c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
 from ._validate import (
-    as_tensor, require_nonnegative, require_positive, require_positive_int, require_square_stack,
+    as_tensor, require_nonnegative, require_positive, require_square_stack, require_trials,
 )
 from .seeds import generator
 
@@ -146,7 +146,8 @@ def joint_diagonalizer(As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e
     eigenbasis; otherwise it returns a local optimum, the best basis for a Lotka-Volterra description.
     """
     As = as_tensor("As", As, ndim=3)
-    sweeps, tol = require_positive_int("sweeps", sweeps), require_positive("tol", tol)
+    require_square_stack("As", As)
+    sweeps, tol = require_trials("sweeps", sweeps), require_positive("tol", tol)
     E = common_eigenbasis(As, seed=seed).E.clone()
     D = E.T @ As @ E
     p = As.shape[1]
@@ -173,21 +174,39 @@ def joint_diagonalizer(As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e
     return E
 
 
-def nearest_commuting(As: Any, seed: int = 0) -> tuple[torch.Tensor, float]:
+class NearestCommuting(NamedTuple):
+    """What :func:`nearest_commuting` returns (unpacks as ``matrices, residual``).
+
+    Attributes:
+        matrices: the commuting stack E diag(E^T A_mu E) E^T, (n, p, p).
+        residual: max_mu ||offdiag(E^T A_mu E)||_F / ||A_mu||_F, the part dropped.
+    """
+
+    matrices: torch.Tensor
+    residual: float
+
+
+def nearest_commuting(As: Any, seed: int = 0) -> NearestCommuting:
     """Drop the off-diagonal part in the best common basis: A_mu -> E diag(E^T A_mu E) E^T (Chapter 7).
 
     E comes from :func:`joint_diagonalizer`. The returned stack commutes exactly, so
     :func:`nqf_mini.reduce_commuting` accepts it: it is the Lotka-Volterra model one would use when
     Assumption 1 holds only approximately.
 
+    Args:
+        As: symmetric matrices, shape (n, p, p).
+        seed: seed of the starting basis (:func:`common_eigenbasis`).
+
     Returns:
-        (the commuting stack (n, p, p), the residual max_mu ||offdiag(E^T A_mu E)||_F / ||A_mu||_F).
+        :class:`NearestCommuting` (the commuting stack (n, p, p), the residual
+        max_mu ||offdiag(E^T A_mu E)||_F / ||A_mu||_F); it unpacks as ``matrices, residual``.
     """
     As = as_tensor("As", As, ndim=3)
+    require_square_stack("As", As)
     E = joint_diagonalizer(As, seed=seed)
     D = E.T @ As @ E
     a = torch.diagonal(D, dim1=1, dim2=2)
     off = (D - torch.diag_embed(a)).flatten(1).norm(dim=1)
     norms = As.flatten(1).norm(dim=1)
     rel = torch.where(norms > 0, off / torch.where(norms > 0, norms, 1.0), 0.0)
-    return E @ torch.diag_embed(a) @ E.T, rel.max().item()
+    return NearestCommuting(E @ torch.diag_embed(a) @ E.T, rel.max().item())

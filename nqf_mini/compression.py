@@ -54,7 +54,7 @@ def lift_weights(W_compressed: Any, R: Any) -> torch.Tensor:
     """The wide weights W(t) = W'(t) R^T from the compressed ones (Chapter 3): shape (p, d)."""
     W_compressed = as_tensor("W_compressed", W_compressed, ndim=2)
     R = as_tensor("R", R, ndim=2, dtype=W_compressed.dtype, device=W_compressed.device)
-    require_shape("R", R, (None, W_compressed.shape[1]))
+    require_shape("R", R, (None, W_compressed.shape[1]), like="W_compressed")
     return W_compressed @ R.T
 
 
@@ -95,7 +95,7 @@ def compress_data_subspace(
     require_symmetric("A", A)
     n, p = A.shape[:2]
     M0 = as_tensor("M0", M0, ndim=2, dtype=A.dtype, device=A.device)
-    require_shape("M0", M0, (p, p))
+    require_shape("M0", M0, (p, p), like="A")
     require_psd("M0", M0)
     rtol = require_positive("rtol", rtol)
     stacked = A.permute(1, 0, 2).reshape(p, n * p)                 # [A_1 ... A_n]: (p, n p)

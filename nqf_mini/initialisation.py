@@ -24,7 +24,9 @@ import math
 
 import torch
 
-from ._validate import require_positive, require_positive_int
+from ._validate import (
+    largest, require_dtype, require_memory, require_positive, require_positive_int,
+)
 from .device import resolve_device
 
 
@@ -44,7 +46,11 @@ def identity_init(eps: float, p: int, d: int | None = None,
     eps = require_positive("eps", eps)
     p = require_positive_int("p", p)
     d = p if d is None else require_positive_int("d", d)
-    W = torch.zeros(p, d, dtype=dtype, device=resolve_device(device))
+    require_dtype(dtype)
+    dev = resolve_device(device)
+    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=dev,
+                   what="W(0) (p x d)")
+    W = torch.zeros(p, d, dtype=dtype, device=dev)
     k = min(p, d)
     W[torch.arange(k), torch.arange(k)] = math.sqrt(eps)
     return W

@@ -21,8 +21,8 @@ from typing import Any
 import torch
 
 from ._validate import (
-    as_tensor, require_in_open_interval, require_nonnegative, require_positive,
-    require_positive_int, require_real,
+    as_tensor, require_bool, require_in_open_interval, require_memory, require_nonnegative,
+    require_positive, require_positive_int, require_real,
 )
 from .device import resolve_device
 from .ignition import logistic_ignition_time
@@ -49,8 +49,8 @@ def ignition_window(u0: Any, zeta: Any, k_min: int = 10, k_max: int | None = Non
     zeta = as_tensor("zeta", zeta, ndim=1)
     u0 = as_tensor("u0", u0, dtype=zeta.dtype, device=zeta.device)
     if u0.ndim > 1 or (u0.ndim == 1 and u0.shape != zeta.shape):
-        raise ValueError(f"argument `u0`: expected a scalar or shape {tuple(zeta.shape)} like "
-                         f"`zeta`, got {tuple(u0.shape)}")
+        raise ValueError(f"argument `u0`: expected a scalar or shape {tuple(zeta.shape)} to "
+                         f"match `zeta`, got {tuple(u0.shape)}")
     if ((u0 <= 0) | (u0 >= 0.5)).any():
         raise ValueError("argument `u0`: expected initial fractions in (0, 1/2) (a mode that starts "
                          f"above half capacity has no ignition), got range [{u0.min().item():.3g}, "
@@ -92,9 +92,11 @@ def logistic_loss_curve(V: Any, zeta: Any, u0: Any, t: Any, *, chunk_elements: i
         raise ValueError(f"argument `t`: expected a 1-D tensor of times, got shape {tuple(t.shape)}")
     K = V.shape[0]
     if zeta.shape != (K,):
-        raise ValueError(f"argument `zeta`: expected shape ({K},) like V, got {tuple(zeta.shape)}")
+        raise ValueError(f"argument `zeta`: expected shape ({K},) to match `V`, got "
+                         f"{tuple(zeta.shape)}")
     if u0.ndim > 1 or (u0.ndim == 1 and u0.shape != (K,)):
-        raise ValueError(f"argument `u0`: expected a scalar or shape ({K},), got {tuple(u0.shape)}")
+        raise ValueError(f"argument `u0`: expected a scalar or shape ({K},) to match `V`, got "
+                         f"{tuple(u0.shape)}")
     if (V < 0).any():
         raise ValueError("argument `V`: expected losses >= 0, got a negative entry")
     if (zeta <= 0).any():
@@ -103,7 +105,7 @@ def logistic_loss_curve(V: Any, zeta: Any, u0: Any, t: Any, *, chunk_elements: i
         raise ValueError("argument `u0`: expected initial fractions in (0, 1)")
     if (t < 0).any():
         raise ValueError("argument `t`: expected times >= 0")
-    require_positive_int("chunk_elements", chunk_elements)
+    chunk_elements = require_positive_int("chunk_elements", chunk_elements)
     logit0 = torch.log(1.0 / u0 - 1.0).expand(K).contiguous()            # (K,)
     step = max(1, chunk_elements // max(K, 1))
     out = torch.empty_like(t)
@@ -134,6 +136,7 @@ def power_law_modes(K: int, alpha1: float, alpha2: float, eps: float = 1e-5, del
     ``delta = 0`` is the initialisation proportional to capacity, z_k(0) = eps z*_k.
     """
     K = require_positive_int("K", K)
+    require_memory("K", 3.0 * K, what="the modes (V, zeta, u0)")
     eps = require_in_open_interval("eps", eps, 0.0, 0.5, " (a mode must start below half "
                                    "capacity)")
     delta = require_nonnegative("delta", delta)
@@ -153,6 +156,7 @@ def feature_wise_curve(alpha1: float, alpha2: float, K: int, t: Any, *, eps: flo
     ``tail=True`` the loss zeta(alpha1, K + 1) of the modes k > K, which have not ignited yet, is added
     (exact while t << t_{K+1}).
     """
+    tail = require_bool("tail", tail)
     V, zeta, u0 = power_law_modes(K, alpha1, alpha2, eps, delta, zeta0)
     E = logistic_loss_curve(V, zeta, u0, t, device=device)
     return E + hurwitz_tail(alpha1, K) if tail else E
@@ -167,6 +171,8 @@ def sample_wise_curve(gamma1: float, gamma2: float, n: int, t: Any, *, eps: floa
     from u_mu0 = eps; ``tail=True`` adds zeta(2 gamma1, n + 1) / 2n.
     """
     n = require_positive_int("n", n)
+    require_memory("n", 3.0 * n, what="the modes (V, zeta, u0)")
+    tail = require_bool("tail", tail)
     gamma1, gamma2 = require_positive("gamma1", gamma1), require_positive("gamma2", gamma2)
     V, zeta, u0 = power_law_modes(n, 2.0 * gamma1, gamma2, eps, 0.0, zeta0)
     E = logistic_loss_curve(V / (2 * n), zeta, u0, t, device=device)

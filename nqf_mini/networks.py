@@ -31,11 +31,14 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_positive, require_positive_int, require_shape,
+    as_tensor, largest, require_bool, require_choice, require_dtype, require_memory,
+    require_positive, require_positive_int, require_shape, require_steps,
 )
 from .activations import get_activation
 from .device import resolve_device
-from .training import State, make_optimizer, minibatches, record_points, train
+from .training import (
+    State, make_optimizer, minibatches, record_points, require_record_memory, train,
+)
 from .seeds import generator
 
 MODELS = ("network", "nqf")
@@ -86,11 +89,14 @@ def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
     strengths z_k(0) are Theta(scale^2) (the review's minor point 1: epsilon = scale^2).
     """
     p, d, K = (require_positive_int(name, v) for name, v in (("p", p), ("d", d), ("K", K)))
+    require_memory(largest(p=p, d=d, K=K), float(p) * d + float(d) * K,
+                   what="the weights U0, V0")
     scale = require_positive("scale", scale)
+    require_dtype(dtype)
+    dev = resolve_device(device)
     gen = generator(seed)
     U0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * scale
     V0 = torch.randn(d, K, generator=gen, dtype=torch.float64) * scale
-    dev = resolve_device(device)
     return U0.to(device=dev, dtype=dtype), V0.to(device=dev, dtype=dtype)
 
 
@@ -132,8 +138,8 @@ def two_layer_output(U: Any, V: Any, X: Any, activation: str = "tanh",
     X = as_tensor("X", X, ndim=2, dtype=U.dtype, device=U.device)
     V = as_tensor("V", V, dtype=U.dtype, device=U.device)
     V = V[:, None] if V.ndim == 1 else V
-    require_shape("X", X, (None, U.shape[0]))
-    require_shape("V", V, (U.shape[1], None))
+    require_shape("X", X, (None, U.shape[0]), like="U")
+    require_shape("V", V, (U.shape[1], None), like="U")
     return _hidden(act, model, X @ U) @ V
 
 
@@ -152,12 +158,13 @@ def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.
     return X.T @ ((R @ V.T) * _slope(act, model, Z, H)), H.T @ R
 
 
-def _prepare_data(X: Any, Y: Any, U0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    X = as_tensor("X", X, ndim=2, dtype=U0.dtype, device=U0.device)
-    require_shape("X", X, (None, U0.shape[0]))
-    Y = as_tensor("Y", Y, dtype=U0.dtype, device=U0.device)
+def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, names: tuple[str, str] = ("X", "Y")
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    X = as_tensor(names[0], X, ndim=2, dtype=U0.dtype, device=U0.device)
+    require_shape(names[0], X, (None, U0.shape[0]), like="U0")
+    Y = as_tensor(names[1], Y, dtype=U0.dtype, device=U0.device)
     Y = Y[:, None] if Y.ndim == 1 else Y
-    require_shape("Y", Y, (X.shape[0], None))
+    require_shape(names[1], Y, (X.shape[0], None), like=names[0])
     return X, Y
 
 
@@ -176,7 +183,7 @@ class _TwoLayer:
         elif isinstance(batch, torch.Tensor):
             Xb, Yb = self.X[batch], self.Y[batch]
         else:
-            Xb, Yb = _prepare_data(*batch, U)                      # a fresh batch from a stream
+            Xb, Yb = _prepare_data(*batch, U, ("stream", "stream"))  # a fresh batch
         return None, _gradients(self.act, self.model, U, V, Xb, Yb)
 
     def measure(self, state: State, prediction: None,
@@ -227,14 +234,16 @@ def train_two_layer(
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     act = _check_model(model, activation)
-    U = as_tensor("U0", U0, ndim=2).clone()
-    V = as_tensor("V0", V0, dtype=U.dtype, device=U.device).clone()
+    record_outputs = require_bool("record_outputs", record_outputs)
+    record_weights = require_bool("record_weights", record_weights)
+    U = as_tensor("U0", U0, ndim=2).detach().clone()
+    V = as_tensor("V0", V0, dtype=U.dtype, device=U.device).detach().clone()
     V = V[:, None] if V.ndim == 1 else V
-    require_shape("V0", V, (U.shape[1], None))
+    require_shape("V0", V, (U.shape[1], None), like="U0")
     X, Y = _prepare_data(X, Y, U)
-    require_shape("Y", Y, (X.shape[0], V.shape[1]))
+    require_shape("Y", Y, (X.shape[0], V.shape[1]), like="V0")
     opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
-    steps = require_positive_int("steps", steps)
+    steps = require_steps("steps", steps)
     if batch_size is not None and stream is not None:
         raise ValueError("argument `batch_size`: give either batch_size (minibatches of X, Y) or "
                          "stream (fresh batches), not both")
@@ -243,6 +252,9 @@ def train_two_layer(
                         f"{type(stream).__name__}")
     record = record_points(steps, 1 if record_every is None and record_steps is None
                            else record_every, record_steps)
+    per_record = (Y.numel() if record_outputs else 0) + (U.numel() + V.numel()
+                                                          if record_weights else 0)
+    require_record_memory(len(record), per_record + 1, U.dtype, U.device)
     batches = stream if stream is not None else minibatches(X.shape[0], batch_size, steps, seed)
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
@@ -295,12 +307,13 @@ def train_square_network(X: Any, y: Any, W0: Any, lr: float, steps: int, record_
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     dev = resolve_device(device)
-    W = as_tensor("W0", W0, ndim=2, dtype=torch.float64, device=dev).clone()
+    W = as_tensor("W0", W0, ndim=2, dtype=torch.float64, device=dev).detach().clone()
     X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=dev)
-    require_shape("X", X, (None, W.shape[0]))
+    require_shape("X", X, (None, W.shape[0]), like="W0")
     y = as_tensor("y", y, ndim=1, dtype=torch.float64, device=dev)
-    require_shape("y", y, (X.shape[0],))
-    steps = require_positive_int("steps", steps)
+    require_shape("y", y, (X.shape[0],), like="X")
+    steps = require_steps("steps", steps)
+    record_every = require_positive_int("record_every", record_every)
     trace = train(_Square(X, y), (W,), make_optimizer("gd", "sgd", lr), steps,
                   record=record_points(steps, record_every), every_step=False)
     return trace.loss_steps, trace.loss

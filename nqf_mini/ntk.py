@@ -27,7 +27,8 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, describe, require_fraction, require_positive, require_positive_int, require_real,
+    as_tensor, describe, largest, require_fraction, require_memory, require_positive,
+    require_positive_int, require_real, require_seed, require_steps,
 )
 from .device import resolve_device
 from .dynamics import simulate_W
@@ -67,6 +68,7 @@ def scaled_nqf_problem(d: int, alpha_A: float, alpha_B: float, *, alpha_g: float
     """
     d = require_positive_int("d", d)
     n, p = require_positive_int("n", n), require_positive_int("p", p)
+    require_memory(largest(n=n, p=p), 2.0 * n * p * p + n * p, what="the data (g, B, A)")
     alpha_A, alpha_B = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
     alpha_g = require_real("alpha_g", alpha_g)
     gen = generator(seed)
@@ -126,9 +128,13 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
     """
     _check_problem(problem)
     init_scale = require_positive("init_scale", init_scale)
-    max_steps = require_positive_int("max_steps", max_steps)
+    lr = require_positive("lr", lr)
+    max_steps = require_steps("max_steps", max_steps)
     loss_fraction = require_fraction("loss_fraction", loss_fraction)
+    seed = require_seed("seed", seed)
     p, d = problem.g.shape[1], problem.d
+    require_memory("problem", 2.0 * p * d, device=problem.g.device,
+                   what=f"the weights W (p x d) at the problem's width d = {d}")
     gen = generator(seed)
     W0 = (torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)).to(
         problem.g.device)
@@ -191,6 +197,10 @@ def drift_scaling(alpha_A: float, alpha_B: float, widths: Sequence[int] = (16, 6
     (init_scale, loss_fraction, lr, max_steps).
     """
     alpha_A, alpha_B = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
+    seed = require_seed("seed", seed)
+    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__iter__"):
+        raise TypeError(f"argument `widths`: expected a sequence of integers, got "
+                        f"{describe(widths)}")
     widths = [require_positive_int("widths", w) for w in widths]
     if len(widths) < 2:
         raise ValueError(f"argument `widths`: expected at least two widths, got {widths}")

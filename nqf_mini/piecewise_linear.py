@@ -46,7 +46,7 @@ def limit_events(b: Any, C: Any) -> list[Segment]:
     b = as_tensor("b", b, ndim=1, dtype=torch.float64)
     C = as_tensor("C", C, ndim=2, dtype=torch.float64, device=b.device)
     K = b.shape[0]
-    require_shape("C", C, (K, K))
+    require_shape("C", C, (K, K), like="b")
     ell = torch.full((K,), -1.0, dtype=torch.float64, device=b.device)
     segments, s_now = [], 0.0
     for _ in range(4 * K + 4):                      # each event activates at least one mode

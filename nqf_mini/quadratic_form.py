@@ -22,8 +22,11 @@ from typing import Any
 
 import torch
 
-from ._modules import Module, evaluate, prepare_call, scalar_output
-from ._validate import as_tensor, require_dtype, require_positive, require_positive_int, require_shape
+from ._modules import Module, evaluate, prepare_call, require_finite_output, scalar_output
+from ._validate import (
+    as_tensor, largest, require_dtype, require_memory, require_positive, require_positive_int,
+    require_shape,
+)
 from .device import resolve_device
 
 
@@ -82,6 +85,9 @@ def two_unit_derivatives(
     d = require_positive_int("d", d, minimum=2)
     require_dtype(dtype)
     x, dev = prepare_call(f, x, dtype, None if device is None else resolve_device(device))
+    require_memory("p", 4.0 * p * p, dtype=dtype, device=dev, what="the Hessian (2p x 2p)")
+    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=dev,
+                   what="the weights (p x d)")
     rest = torch.zeros(p, d - 2, dtype=dtype, device=dev)
 
     def weights(w: torch.Tensor) -> torch.Tensor:
@@ -96,10 +102,12 @@ def two_unit_derivatives(
     out = restricted(w)
     grad = torch.autograd.grad(out, w, allow_unused=True)[0] if out.requires_grad else None
     grad = torch.zeros_like(w0) if grad is None else grad
+    require_finite_output(grad, "the gradient of f(W, x) at W = 0")
     try:
         H = torch.autograd.functional.hessian(restricted, w0, vectorize=True)
     except RuntimeError:  # modules that vmap cannot trace fall back to one backward pass per row
         H = torch.autograd.functional.hessian(restricted, w0)
+    require_finite_output(H, "the Hessian of f(W, x) at W = 0")
     return f0, grad.detach(), H.detach()
 
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validate import require_positive, require_positive_int
+from ._validate import (
+    largest, require_memory, require_positive, require_positive_int, require_steps,
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,9 @@ def rank_one_curve(K: int, theta: float, beta: float, *, w0_norm: float = 1e-4, 
     K = require_positive_int("K", K)
     theta, beta = require_positive("theta", theta), require_positive("beta", beta)
     w0_norm = require_positive("w0_norm", w0_norm)
-    n_steps = require_positive_int("n_steps", n_steps, minimum=10)
+    n_steps = require_steps("n_steps", n_steps, minimum=10)
+    require_memory(largest(K=K, n_steps=n_steps), float(K) * n_steps,
+                   what="the recorded fractions (n_steps x K)")
     tau_max = 10.0 * K ** (2 * theta) if tau_max is None else require_positive("tau_max", tau_max)
     k = torch.arange(1, K + 1, dtype=torch.float64)
     s, b = k ** -theta, k ** -beta

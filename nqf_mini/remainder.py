@@ -20,7 +20,9 @@ import numpy as np
 import torch
 
 from ._modules import Module, evaluate, prepare_call
-from ._validate import as_tensor, require_positive, require_positive_int, require_shape, to_numpy
+from ._validate import (
+    as_tensor, require_bool, require_positive, require_positive_int, require_shape, to_numpy,
+)
 from .agreement import relative_gap
 from .networks import two_layer_output
 from .quadratic_form import QuadraticExpansion, quadratic_expansion
@@ -70,12 +72,13 @@ def remainder_curve(
     """
     W = as_tensor("W", W, ndim=2, dtype=torch.float64)
     s = _positive_scales(scales)
+    drop_linear = require_bool("drop_linear", drop_linear)
     xs, _ = prepare_call(f, x, torch.float64, W.device)
     if expansion is None:
         expansion = quadratic_expansion(f, xs, W.shape[0], require_positive_int("d", d, minimum=2),
                                         device=W.device)
     exp = expansion
-    require_shape("W", W, (exp.A.shape[0], None))
+    require_shape("W", W, (exp.A.shape[0], None), like="expansion")
     rem, sig = [], []
     with torch.no_grad():
         for si in s:
@@ -129,9 +132,10 @@ def trajectory_remainder(U_traj: Any, V_traj: Any, X: Any, activation: str = "ta
     """
     U_traj = as_tensor("U_traj", U_traj, ndim=3)
     V_traj = as_tensor("V_traj", V_traj, ndim=3, dtype=U_traj.dtype, device=U_traj.device)
-    require_shape("V_traj", V_traj, (U_traj.shape[0], U_traj.shape[2], None))
+    require_shape("V_traj", V_traj, (U_traj.shape[0], U_traj.shape[2], None), like="U_traj")
     X = as_tensor("X", X, ndim=2, dtype=U_traj.dtype, device=U_traj.device)
-    require_shape("X", X, (None, U_traj.shape[1]))
+    require_shape("X", X, (None, U_traj.shape[1]), like="U_traj")
+    _two_layer_pair(U_traj[0], V_traj[0], X, activation)            # checks `activation`
     with torch.no_grad():
         F, Q = zip(*(_two_layer_pair(U, V, X, activation) for U, V in zip(U_traj, V_traj)))
     return relative_gap(torch.stack(Q), torch.stack(F))            # rms |F - Q| / rms |F| per step
@@ -173,8 +177,8 @@ def scaled_remainder(U: Any, V: Any, X: Any, scales: Sequence[float],
     V = as_tensor("V", V, dtype=torch.float64, device=U.device)
     X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=U.device)
     V = V[:, None] if V.ndim == 1 else V
-    require_shape("V", V, (U.shape[1], None))
-    require_shape("X", X, (None, U.shape[0]))
+    require_shape("V", V, (U.shape[1], None), like="U")
+    require_shape("X", X, (None, U.shape[0]), like="U")
     s = _positive_scales(scales)
     rem, rel = [], []
     with torch.no_grad():

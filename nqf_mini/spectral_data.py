@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from ._validate import (
-    describe, require_fraction, require_positive, require_positive_int,
+    describe, largest, require_fraction, require_memory, require_positive, require_positive_int,
 )
 from .device import resolve_device
 from .seeds import generator
@@ -53,6 +53,7 @@ def fourier_basis(K: int, N: int, device: torch.device | str | None = None) -> t
     long as the highest frequency m = ceil(K/2) stays below the Nyquist frequency N/2, i.e. N > 2 ceil(K/2).
     """
     K, N = require_positive_int("K", K), require_positive_int("N", N)
+    require_memory(largest(K=K, N=N), 4.0 * N * K, what="the Fourier features (N x K)")
     m_max = (K + 1) // 2
     if not N > 2 * m_max:
         raise ValueError(f"argument `N`: expected N > 2 ceil(K/2) = {2 * m_max} grid points (above "
@@ -121,9 +122,12 @@ def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = No
     growth rate zeta_mu = 4 y_mu s_mu^2 / n = (4/n) mu^-gamma2 and loss V_mu = y_mu^2 / 2n.
     """
     n = require_positive_int("n", n)
+    require_memory("n", 3.0 * n * n, what="n orthonormal directions (n x n at least)")
     p = n if p is None else require_positive_int("p", p)
     if p < n:
         raise ValueError(f"argument `p`: expected p >= n = {n} (n orthonormal directions in R^p), got {p}")
+    require_memory("p" if p > n else "n", 3.0 * p * p, what="a random orthogonal p x p matrix")
+    dev = resolve_device(device)
     gen = generator(seed)
     Q, R = torch.linalg.qr(torch.randn(p, p, generator=gen, dtype=torch.float64))
     Q = Q * torch.sign(torch.diagonal(R))                                 # a unique, Haar-like Q
@@ -132,7 +136,6 @@ def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = No
     y = mu ** -gamma1
     s = mu ** ((gamma1 - require_positive("gamma2", gamma2)) / 2.0)
     O = Q[:n]
-    dev = resolve_device(device)
     return OrthonormalSamples(X=(s[:, None] * O).to(dev), y=y.to(dev), s=s.to(dev), O=O.to(dev))
 
 
@@ -149,8 +152,9 @@ def proportional_init(samples: OrthonormalSamples, eps: float, d: int, seed: int
         raise TypeError(f"argument `samples`: expected OrthonormalSamples, got {describe(samples)}")
     eps = require_fraction("eps", eps)
     d = require_positive_int("d", d)
-    gen = generator(seed)
     n = samples.y.shape[0]
+    require_memory("d", float(samples.O.shape[1] + n) * d, what="W0 (p x d)")
+    gen = generator(seed)
     G = (torch.randint(0, 2, (n, d), generator=gen).to(torch.float64) * 2.0 - 1.0)
     zstar = (samples.y / samples.s ** 2).cpu()
     W0 = samples.O.cpu().T @ (torch.sqrt(eps * zstar / d)[:, None] * G)

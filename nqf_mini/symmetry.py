@@ -12,9 +12,14 @@ from typing import Any
 
 import torch
 
-from ._modules import Module, evaluate, prepare_call, scalar_output
-from ._validate import require_dtype, require_positive, require_positive_int, require_seed
+from ._modules import Module, evaluate, prepare_call, require_finite_output, scalar_output
+from ._validate import (
+    largest, require_dtype, require_memory, require_positive, require_positive_int, require_seed,
+    require_trials,
+)
 from .seeds import generator
+
+MAX_EVALUATIONS = 10**6     # module evaluations of one symmetry check
 
 
 def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
@@ -24,14 +29,21 @@ def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
 
 
 def _setup(f: Module, x: Any, p: int, d: int, trials: int, scale: float, seed: int,
-           dtype: torch.dtype) -> tuple[Any, torch.device]:
-    """Validate the common arguments; returns (x cast to dtype, device)."""
-    require_positive_int("p", p), require_positive_int("d", d, minimum=2)
-    require_positive_int("trials", trials), require_positive("scale", scale)
-    require_seed("seed", seed), require_dtype(dtype)
+           dtype: torch.dtype) -> tuple[Any, torch.device, int, int, int, float, int]:
+    """Validate the common arguments; returns (x cast to dtype, device, p, d, trials, scale,
+    seed)."""
+    p, d = require_positive_int("p", p), require_positive_int("d", d, minimum=2)
+    trials, scale = require_trials("trials", trials), require_positive("scale", scale)
+    seed = require_seed("seed", seed)
+    require_dtype(dtype)
     x, device = prepare_call(f, x, dtype)
+    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=device,
+                   what="the weights (p x d)")
+    if trials * d > MAX_EVALUATIONS:
+        raise ValueError(f"argument `trials`: trials * d = {trials * d:,} gradient evaluations, "
+                         f"more than {MAX_EVALUATIONS:,}; use fewer trials or units `d`")
     evaluate(f, torch.zeros(p, d, dtype=dtype, device=device), x)     # reports a bad x naming it
-    return x, device
+    return x, device, p, d, trials, scale, seed
 
 
 def permutation_asymmetry(
@@ -39,13 +51,14 @@ def permutation_asymmetry(
     seed: int = 0, dtype: torch.dtype = torch.float64,
 ) -> float:
     """max |f(W P) - f(W)| / max(|f(W)|, 1) over random W (entries N(0, scale^2)) and permutations."""
-    x, device = _setup(f, x, p, d, trials, scale, seed, dtype)
+    x, device, p, d, trials, scale, seed = _setup(f, x, p, d, trials, scale, seed, dtype)
     gen = generator(seed + 1)
     worst = 0.0
     for t in range(trials):
         W = _random_weights(p, d, scale, seed + t, dtype, device)
         perm = torch.randperm(d, generator=gen).to(device)
         a, b = scalar_output(f(W, x)), scalar_output(f(W[:, perm], x))
+        require_finite_output(torch.stack([a, b]).detach(), "f(W, x) at random weights W")
         worst = max(worst, (a - b).abs().item() / max(a.abs().item(), 1.0))
     return worst
 
@@ -59,7 +72,7 @@ def zgz_violation(
     The gradient norm is divided by max(1, |grad_W f|) so that the number is scale-free; it is 0 up to
     round-off exactly when ZGZ holds.
     """
-    x, device = _setup(f, x, p, d, trials, scale, seed, dtype)
+    x, device, p, d, trials, scale, seed = _setup(f, x, p, d, trials, scale, seed, dtype)
     worst = 0.0
     for t in range(trials):
         for i in range(d):
@@ -70,6 +83,7 @@ def zgz_violation(
             grad = torch.autograd.grad(out, W, allow_unused=True)[0] if out.requires_grad else None
             if grad is None:
                 continue
+            require_finite_output(grad, "the gradient of f(W, x) at random weights W")
             worst = max(worst, grad[:, i].norm().item() / max(1.0, grad.norm().item()))
     return worst
 

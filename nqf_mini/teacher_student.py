@@ -25,7 +25,10 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ._validate import as_tensor, describe, require_positive, require_positive_int
+from ._validate import (
+    as_tensor, describe, largest, require_memory, require_positive, require_positive_int,
+    require_steps,
+)
 from .activations import get_activation
 from .device import resolve_device
 from .seeds import generator
@@ -67,12 +70,13 @@ def make_teacher(p: int = 32, k: int = 4, norm: float = 2.0, activation: str = "
     ``generator(seed)``).
     """
     p, k = require_positive_int("p", p), require_positive_int("k", k)
+    require_memory(largest(p=p, k=k), float(p) * k, what="the teacher's weights (p x k)")
     norm = require_positive("norm", norm)
     get_activation(activation, "activation")
+    dev = resolve_device(device)
     gen = generator(seed)
     U = torch.randn(p, k, generator=gen, dtype=torch.float64)
     U = norm * U / U.norm(dim=0, keepdim=True)
-    dev = resolve_device(device)
     return Teacher(U=U.to(dev), v=torch.ones(k, dtype=torch.float64, device=dev),
                    activation=activation)
 
@@ -81,6 +85,7 @@ def gaussian_inputs(n: int, p: int, seed: int = 0,
                     device: torch.device | str | None = None) -> torch.Tensor:
     """n i.i.d. inputs x ~ N(0, I_p), drawn on the CPU with the given seed, shape (n, p)."""
     n, p = require_positive_int("n", n), require_positive_int("p", p)
+    require_memory("n", float(n) * p, what="the inputs (n x p)")
     gen = generator(seed)
     return torch.randn(n, p, generator=gen, dtype=torch.float64).to(resolve_device(device))
 
@@ -107,7 +112,10 @@ def online_stream(teacher: Teacher, batch_size: int, steps: int,
     """
     _check_teacher(teacher)
     batch_size = require_positive_int("batch_size", batch_size)
-    steps = require_positive_int("steps", steps)
+    steps = require_steps("steps", steps)
+    require_memory(largest(batch_size=batch_size, steps=steps),
+                   float(steps) * batch_size * (teacher.p + 1),
+                   what=f"the stream of steps x batch_size inputs of dimension {teacher.p}")
     X = gaussian_inputs(steps * batch_size, teacher.p, seed, teacher.U.device)
     Y = teacher(X)
     X, Y = X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
