@@ -20,6 +20,7 @@ tensor, float32 / float16 values, NumPy and 0-d tensor scalars) is ``accepted`` 
 the valid call's result (or, for lower precisions, a finite one). The script prints the
 percentages per group and overall; ``-v`` lists every call that is not clear, ``--json``
 writes every outcome. ``tests/unit/test_input_contract.py`` asserts the same calls in-process.
+Run it from the repository root: ``python -m scripts.input_contract_report -v``.
 """
 
 from __future__ import annotations
@@ -33,10 +34,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 BAD_OUTCOMES = ["clear", "wrong argument", "cryptic", "allocation", "silent NaN",
                 "silent accept", "hang", "crash"]
