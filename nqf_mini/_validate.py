@@ -127,7 +127,8 @@ def require_shape(name: str, tensor: torch.Tensor, shape: Sequence[int | None],
     names the argument the sizes come from (it is named in the message too)."""
     ok = tensor.ndim == len(shape) and all(s is None or s == t for s, t in zip(shape, tensor.shape))
     if not ok:
-        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        sizes = ["*" if s is None else str(s) for s in shape]
+        want = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
         match = f" to match `{like}`" if like else ""
         raise ValueError(f"argument `{name}`: expected shape {want}{match}, "
                          f"got {tuple(tensor.shape)}")

@@ -16,7 +16,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from ._modules import Module, leaves, prepare_call, require_finite_output, sample, scalar_output
+from ._modules import (
+    Module, cast_input, check_input, leaves, prepare_call, require_finite_output, sample,
+    scalar_output,
+)
 from ._validate import as_tensor, require_bool, require_positive_int, require_steps
 from .training import (
     State, WeightSpace, make_optimizer, minibatches, record_points, require_record_memory, train,
@@ -249,10 +252,15 @@ def train_module(
     def on_batch(W_: torch.Tensor,
                  batch: tuple[Any, Any]) -> tuple[torch.Tensor, torch.Tensor]:
         xs_b, y_b = batch
-        xs_b, _ = prepare_call(f, xs_b, W.dtype, W.device, name="stream")
-        y_b = _module_targets("stream", y_b, W, stacked)
-        _sample_count("stream", xs_b, y_b.shape[-1], "stream")
-        return batched(f, xs_b, y_b.shape[-1], stacked)(W_), y_b
+        try:
+            if not callable(getattr(f, "batch", None)):        # else f.batch checks them
+                xs_b = check_input(xs_b, "stream")
+            xs_b = cast_input(xs_b, W.dtype, W.device)
+            y_b = _module_targets("stream", y_b, W, stacked)
+            _sample_count("stream", xs_b, y_b.shape[-1], "stream")
+            return batched(f, xs_b, y_b.shape[-1], stacked)(W_), y_b
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(str(exc).replace("argument `xs`", "argument `stream`")) from None
 
     def observe(W_: torch.Tensor, f_: torch.Tensor) -> dict[str, torch.Tensor]:
         out = {"f": f_, "loss": 0.5 * (f_ - y).square().mean(-1)}

@@ -118,7 +118,8 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
               lr: float = 0.05, max_steps: int = 20000, seed: int = 1) -> NTKDrift:
     """Relative NTK change while gradient descent halves the loss (Chapter 7).
 
-    Trains W (p, d), initialised with i.i.d. N(0, init_scale^2 / d) entries (near zero), by GD on
+    Trains W (p, d), initialised with i.i.d. N(0, init_scale^2 / d) entries (near zero;
+    :func:`initial_weights`), by GD on
     L = (1/2n) sum (f - y)^2 (:func:`nqf_mini.simulate_W` with the g and B terms, stopped at the
     first step with L <= loss_fraction L(0)), and returns ||Theta(T) - Theta(0)||_F / ||Theta(0)||_F.
 
@@ -132,12 +133,7 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
     max_steps = require_steps("max_steps", max_steps)
     loss_fraction = require_fraction("loss_fraction", loss_fraction)
     seed = require_seed("seed", seed)
-    p, d = problem.g.shape[1], problem.d
-    require_memory("problem", 2.0 * p * d, device=problem.g.device,
-                   what=f"the weights W (p x d) at the problem's width d = {d}")
-    gen = generator(seed)
-    W0 = (torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)).to(
-        problem.g.device)
+    W0 = initial_weights(problem, init_scale, seed)
     run = simulate_W(problem.A, problem.y, W0, lr, max_steps, g=problem.g, B=problem.B,
                      stop_below=loss_fraction)
     steps = run.loss.shape[0] - 1
@@ -148,6 +144,28 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
     theta0 = nqf_ntk(problem, W0)
     drift = (nqf_ntk(problem, run.W) - theta0).norm() / theta0.norm()
     return NTKDrift(float(drift), lr * steps, float(run.loss[0]), float(run.loss[-1]))
+
+
+def initial_weights(problem: GeneralNQF, init_scale: float = 1e-3, seed: int = 1) -> torch.Tensor:
+    """The start of :func:`ntk_drift`: W (p, d) with i.i.d. N(0, init_scale^2 / d) entries, so
+    that m = W 1 has N(0, init_scale^2) entries at every width d (Chapter 7).
+
+    Args:
+        problem: from :func:`scaled_nqf_problem` (it fixes p and d).
+        init_scale: the standard deviation of the entries of m, > 0.
+        seed: seed of :func:`nqf_mini.generator`.
+
+    Returns:
+        W0 of shape (p, d), float64, on the device of the problem.
+    """
+    _check_problem(problem)
+    init_scale = require_positive("init_scale", init_scale)
+    p, d = problem.g.shape[1], problem.d
+    require_memory("problem", 2.0 * p * d, device=problem.g.device,
+                   what=f"the weights W (p x d) at the problem's width d = {d}")
+    gen = generator(seed)
+    W0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)
+    return W0.to(problem.g.device)
 
 
 def _check_problem(problem: Any) -> None:

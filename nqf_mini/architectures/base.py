@@ -20,6 +20,7 @@ the network on many samples at once (the defaults loop over the samples, or vmap
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, NamedTuple
 
@@ -106,17 +107,36 @@ def _reword(exc: Exception, name: str, label: str) -> Exception:
 def _tensor(name: str, label: str, value: Any, shape: tuple[int | None, ...],
             dtype: torch.dtype | None, device: torch.device | None,
             arch: "Architecture") -> torch.Tensor:
-    """One checked part of an input: real, finite, of ``shape``, cast to dtype / device."""
+    """One part of an input: real, of ``shape``, cast to dtype / device (finiteness is checked
+    for all parts at once by :meth:`Architecture.check_input`)."""
     try:
         if isinstance(value, torch.Tensor) and _functorch_wrapped(value):
             t = value if value.is_floating_point() else value.double()
             t = t.to(dtype=dtype or t.dtype, device=device or t.device)
         else:
-            t = as_tensor(name, value, dtype=dtype, device=device)
+            t = as_tensor(name, value, dtype=dtype, device=device, finite=False)
         require_shape(name, t, shape)
     except (TypeError, ValueError) as exc:
         raise _reword(exc, name, f"{label} of {arch.describe()}") from None
     return t
+
+
+def _require_finite_parts(name: str, parts: tuple["InputPart", ...], values: list[torch.Tensor],
+                          arch: "Architecture") -> None:
+    """One test for NaN / inf over every part (a part traced by torch.func is skipped); the
+    message names the part."""
+    plain = [(p, v) for p, v in zip(parts, values) if not _functorch_wrapped(v)]
+    if not plain:
+        return
+    flat = plain[0][1].reshape(-1) if len(plain) == 1 else torch.cat(
+        [v.reshape(-1) for _, v in plain])
+    if bool(torch.isfinite(flat).all()):
+        return
+    for part, value in plain:
+        if not bool(torch.isfinite(value).all()):
+            bad = "NaN" if bool(torch.isnan(value).any()) else "inf"
+            raise ValueError(f"argument `{name}`: {part.label} of {arch.describe()}: expected "
+                             f"finite values, got {bad}")
 
 
 class Architecture:
@@ -188,8 +208,9 @@ class Architecture:
 
     def describe(self) -> str:
         """The architecture and its parameters, for messages: ``"mlp(n_in=3, ...)"``."""
-        params = ", ".join(f"{k}={getattr(self, k)!r}"
-                           for k in getattr(self, "__dataclass_fields__", {}))
+        params = ", ".join(f"{f.name}={getattr(self, f.name)!r}"
+                           for f in dataclasses.fields(self)) if dataclasses.is_dataclass(
+                               self) else ""
         return f"{self.name}({params})"
 
     # --- checked arguments ---------------------------------------------------------------------
@@ -226,6 +247,7 @@ class Architecture:
                            and v.device.type in DATA_DEVICES), None)
         out = [_tensor(name, part.label, value, lead + part.shape, dtype, device, self)
                for part, value in zip(parts, values)]
+        _require_finite_parts(name, parts, out, self)
         if batch == 0 and len({t.shape[0] for t in out}) > 1:
             raise ValueError(f"argument `{name}`: expected one leading sample dimension, got "
                              f"sizes {[t.shape[0] for t in out]}")

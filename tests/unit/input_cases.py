@@ -340,7 +340,7 @@ CASES: list[Case] = [
                                             fraction=0.5),
      {"z0": "T/batch/free/lower", "zstar": "T/batch/free/lower", "zeta": "T/batch/free/lower",
       "fraction": "frac"}),
-    ("ignition:predicted_ignition_time", lambda: dict(zeta=_t([1.0, 2.0]), eps=_t([1e-3])),
+    ("predicted_ignition_time", lambda: dict(zeta=_t([1.0, 2.0]), eps=_t([1e-3])),
      {"zeta": "T/batch/free/lower", "eps": "T/batch/free/lower"}),
     ("ignition_slope", lambda: dict(eps=_t([1e-2, 1e-4, 1e-6]),
                                     t_star=_t([[1.0, 2.0], [2.0, 4.1], [3.0, 6.0]])),
