@@ -16,7 +16,7 @@ A finite number K of modes biases a fitted exponent upward (the loss of modes be
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -129,8 +129,17 @@ def hurwitz_tail(alpha1: float, K: int, prefactor: float = 1.0) -> float:
     return float(prefactor) * float(value)
 
 
+class PowerLawModes(NamedTuple):
+    """What :func:`power_law_modes` returns (unpacks as ``V, zeta, u0``): the loss each mode
+    carries, its growth rate and its initial learnt fraction, each of shape (K,)."""
+
+    V: torch.Tensor
+    zeta: torch.Tensor
+    u0: torch.Tensor
+
+
 def power_law_modes(K: int, alpha1: float, alpha2: float, eps: float = 1e-5, delta: float = 0.0,
-                    zeta0: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                    zeta0: float = 1.0) -> PowerLawModes:
     """(V, zeta, u0) with V_k = k^-alpha1, zeta_k = zeta0 k^-alpha2, u_k0 = eps k^-delta (Chapter 6).
 
     ``delta = 0`` is the initialisation proportional to capacity, z_k(0) = eps z*_k.
@@ -144,7 +153,7 @@ def power_law_modes(K: int, alpha1: float, alpha2: float, eps: float = 1e-5, del
     k = torch.arange(1, K + 1, dtype=torch.float64)
     V = k ** -alpha1
     zeta = require_positive("zeta0", zeta0) * k ** -require_positive("alpha2", alpha2)
-    return V, zeta, eps * k ** -delta
+    return PowerLawModes(V, zeta, eps * k ** -delta)
 
 
 def feature_wise_curve(alpha1: float, alpha2: float, K: int, t: Any, *, eps: float = 1e-5,
