@@ -52,14 +52,16 @@ def _checked(name: str, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def cast_input(x: Any, dtype: torch.dtype, device: torch.device) -> Any:
-    """Move every floating tensor inside ``x`` (tensors, tuples, lists, dicts) to dtype/device."""
+def cast_input(x: Any, dtype: torch.dtype, device: torch.device, detach: bool = False) -> Any:
+    """Move every floating tensor inside ``x`` (tensors, tuples, lists, dicts) to dtype/device;
+    with ``detach``, cut them from any autograd graph (training data are not parameters)."""
     if isinstance(x, torch.Tensor):
+        x = x.detach() if detach else x
         return x.to(device=device, dtype=dtype) if x.is_floating_point() else x.to(device=device)
     if isinstance(x, (tuple, list)):
-        return type(x)(cast_input(v, dtype, device) for v in x)
+        return type(x)(cast_input(v, dtype, device, detach) for v in x)
     if isinstance(x, dict):
-        return {k: cast_input(v, dtype, device) for k, v in x.items()}
+        return {k: cast_input(v, dtype, device, detach) for k, v in x.items()}
     return x
 
 

@@ -102,7 +102,10 @@ class DeepModule:
 class _Deep:
     """What the deep models share: the three kinds and their modules."""
 
-    P: int
+    @property
+    def P(self) -> int:
+        """The number of parameters (the length of theta)."""
+        raise NotImplementedError
 
     def module(self, kind: str = "network") -> DeepModule:
         """The network (``"network"``), its layer-wise NQF (``"nqf"``) or its leading

@@ -49,7 +49,14 @@ def _parse(source: str, value: object) -> torch.device:
 
 
 def default_device() -> torch.device:
-    """Return ``torch.device(os.environ['NQF_DEVICE'])`` if set, else CUDA if available, else CPU.
+    """The device every computation without tensor inputs runs on (all chapters).
+
+    ``torch.device(os.environ['NQF_DEVICE'])`` if that is set (the test suite and the Colab
+    cell set ``cpu``, so that the stored outputs are reproduced), else CUDA if available, else
+    the CPU.
+
+    Returns:
+        A ``torch.device``.
 
     Raises:
         ValueError: if ``NQF_DEVICE`` is not a device, or names one this machine lacks.

@@ -207,6 +207,7 @@ class _MSpace:
         M, mu = state
         f = self.predict(state)                                            # (n,)
         G, h = self.data.gradient_parts(f - self.data.y, idx, mu)
+        assert h is not None and self.width is not None                   # the general form
         P = torch.add(self.eye, G, alpha=-2 * lr)                          # I - 2 lr G
         Pmu = P @ mu
         cross = torch.outer(Pmu, h)
@@ -223,6 +224,7 @@ class _MSpace:
         dM = -2 * (GM + GM.T)                                              # -2 (G M + M G)
         if mu is None:
             return f, (dM,)
+        assert h is not None and self.width is not None                   # the general form
         hmu = torch.outer(h, mu)
         return f, (dM - (hmu + hmu.T), -2 * G @ mu - self.width * h)
 
@@ -345,7 +347,11 @@ def simulate_W(
         method: "gd" (discrete steps) or "flow".
         optimizer: "sgd" (plain steps), "adam" or "momentum" (discrete steps only).
         record_every: record f, M = W W^T (and mu) every k steps and at the last step.
-        stop_below: stop at the first step at which L <= stop_below * L(0) (None: run all steps).
+        adam_betas: Adam's (beta1, beta2), each in (0, 1) (checked for every optimizer).
+        adam_eps: Adam's epsilon, > 0.
+        momentum: the heavy-ball coefficient, in (0, 1).
+        stop_below: stop at the first step at which L <= stop_below * L(0), a number in
+            [0, 1) (None: run all steps).
         device: where to compute; None means the device of ``A`` if a tensor, else the default.
         dtype: torch.float64 (default) or torch.float32.
 
@@ -357,7 +363,7 @@ def simulate_W(
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     data = _prepare(A, y, f0, g, B, dtype, device)
-    W0 = as_tensor("W0", W0, ndim=2, dtype=dtype, device=data.A.device)
+    W0 = as_tensor("W0", W0, ndim=2, dtype=dtype, device=data.A.device).detach()
     require_shape("W0", W0, (data.p, None), like="A")
     state, result = _simulate(_w_space(data), (W0,), data, lr, steps, batch_size, seed, method,
                               optimizer, record_every, adam_betas, adam_eps, stop_below,
@@ -366,12 +372,12 @@ def simulate_W(
 
 
 def _m_space_state(data: _Data, M0: Any, mu0: Any) -> State:
-    M0 = as_tensor("M0", M0, ndim=2, dtype=data.A.dtype, device=data.A.device)
+    M0 = as_tensor("M0", M0, ndim=2, dtype=data.A.dtype, device=data.A.device).detach()
     require_shape("M0", M0, (data.p, data.p), like="A")
     require_psd("M0", M0)
     if mu0 is None:
         return ((M0 + M0.T) / 2,)
-    mu0 = as_tensor("mu0", mu0, ndim=1, dtype=data.A.dtype, device=data.A.device)
+    mu0 = as_tensor("mu0", mu0, ndim=1, dtype=data.A.dtype, device=data.A.device).detach()
     require_shape("mu0", mu0, (data.p,), like="A")
     return ((M0 + M0.T) / 2, mu0)
 

@@ -176,14 +176,24 @@ def logistic_ignition_time(z0: Any, zstar: Any, zeta: Any, fraction: float = 0.5
 
 
 def predicted_ignition_time(zeta: Any, eps: Any) -> torch.Tensor:
-    """The small-initialisation law t*_k = (1/zeta_k) ln(1/eps) (Theorem 8, Chapter 5).
+    r"""The small-initialisation law :math:`t_k^\ast = \ln(1/\varepsilon)/\zeta_k` (Theorem 8,
+    Chapter 5).
 
-    It drops the O(1) terms ln z*_k and ln of the prefactor of z_k(0) = Theta(eps); differences and
-    slopes against ln(1/eps) are what it predicts exactly.
+    It drops the O(1) terms :math:`\ln z_k^\ast` and the log of the prefactor of
+    :math:`z_k(0) = \Theta(\varepsilon)`; differences and slopes against
+    :math:`\ln(1/\varepsilon)` are what it predicts exactly. For coupled modes (a C that is not
+    diagonal) the slopes are :func:`nqf_mini.limit_ignition_slopes`, and the exact logistic time
+    is :func:`logistic_ignition_time`.
 
     Args:
-        zeta: growth rates, > 0, any shape.
+        zeta: growth rates :math:`\zeta_k`, > 0, any shape.
         eps: initialisation scale(s), 0 < eps < 1; broadcasts with zeta.
+
+    Returns:
+        :math:`t_k^\ast`, the broadcast shape.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     zeta = as_tensor("zeta", zeta)
     eps = _eps(eps, zeta)
@@ -247,19 +257,25 @@ def ignition_slope(eps: Any, t_star: Any) -> IgnitionFit:
 
 
 def mode_fractions(outputs: Any, X: Any, Y: Any) -> torch.Tensor:
-    """Fraction of each mode's target a network has fitted: q_k = <X_:k, F_:k> / <X_:k, Y_:k> (Ch. 5).
+    r"""Fraction of each mode's target a network has fitted,
+    :math:`q_k = \langle X_{:k}, F_{:k}\rangle / \langle X_{:k}, Y_{:k}\rangle` (Chapter 5).
 
-    For data built so that output channel k depends on input feature k only (Y_:k = y_k X_:k / s_k
-    with orthogonal columns X_:k, as in Chapter 5), q_k = s_k P_kk / y_k for the linear map P of the
-    NQF, which is (z_k+ - z_k-) / z*_k in mode strengths: 0 at the start, 1 when mode k is learned.
+    For data built so that output channel k depends on input feature k only
+    (:math:`Y_{:k} = y_k X_{:k}/s_k` with orthogonal columns :math:`X_{:k}`, as in Chapter 5),
+    :math:`q_k = s_k P_{kk}/y_k` for the linear map P of the NQF, which is
+    :math:`(z_k^+ - z_k^-)/z_k^\ast` in mode strengths: 0 at the start, 1 when mode k is learned.
     Ignition is ``crossing_times(q, steps, 0.5)``.
 
     Args:
         outputs: network outputs F, shape (n, K) or (T, n, K).
-        X: inputs (n, p) with p >= K; Y: targets (n, K).
+        X: inputs (n, p) with p >= K.
+        Y: targets (n, K).
 
     Returns:
         q, shape (K,) or (T, K).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     F = as_tensor("outputs", outputs)
     X = as_tensor("X", X, ndim=2, dtype=F.dtype, device=F.device)

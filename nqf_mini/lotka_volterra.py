@@ -74,7 +74,7 @@ def lotka_volterra(
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float64,
 ) -> torch.Tensor:
-    """Integrate dz/dt = 4 z (b - C z) in log space (Theorems 4-7, Chapter 4).
+    r"""Integrate dz/dt = 4 z (b - C z) in log space (Theorems 4-7, Chapter 4).
 
     With u = ln z the system is du/dt = 4 (b - C e^u), which RK4 integrates accurately even from
     z0 = 1e-30 (no stiffness at small z); z0 = 0 stays 0. Integration starts at time 0.
@@ -84,7 +84,8 @@ def lotka_volterra(
         C: interaction matrix, shape (K, K) or (..., K, K).
         z0: initial strengths, >= 0, shape (K,) or (..., K); batch dimensions broadcast.
         t: output times, 1-D, increasing, >= 0 (may start at 0).
-        max_step: largest RK4 substep (default: 3% of 1 / rate, rate = 4 max(|b|, |C| z), z >= z0, z*).
+        max_step: largest RK4 substep (default: 3% of 1 / rate,
+            :math:`\mathrm{rate} = 4\max(|b|, |C|z)` with :math:`z \ge z_0, z^\ast`).
         device: where to compute (None: the default device).
         dtype: dtype of the result, torch.float64 (default) or torch.float32; the integration
             itself always runs in float64 (the state is tiny, and ln z needs the digits).
@@ -231,10 +232,17 @@ def reduce_commuting(
 
 
 def mode_strengths(M_traj: Any, E: Any) -> torch.Tensor:
-    """Mode strengths z_k = (E^T M E)_kk for one M (p, p) or a trajectory (..., p, p) (Chapter 4).
+    r"""Mode strengths :math:`z_k = (E^\top M E)_{kk}`, the Lotka-Volterra variables (Chapter 4).
+
+    Args:
+        M_traj: one M (p, p) or a trajectory (..., p, p), e.g. ``TrainingResult.M_traj``.
+        E: the common orthogonal eigenbasis (p, p) of the data, from :func:`reduce_commuting`.
 
     Returns:
         z, shape (..., K) with K = p.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     M_traj = as_tensor("M_traj", M_traj)
     E = as_tensor("E", E, ndim=2, dtype=M_traj.dtype, device=M_traj.device)

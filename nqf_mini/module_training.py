@@ -220,6 +220,7 @@ def train_module(
     units = W.ndim == (3 if stacked else 2)             # columns are units: M = W W^T
     y = _module_targets("y", y, W, stacked).detach()
     xs, _ = prepare_call(f, xs, W.dtype, W.device, name="xs")
+    xs = cast_input(xs, W.dtype, W.device, detach=True)
     n = y.shape[-1]
     _sample_count("xs", xs, n)
     predict = batched(f, xs, n, stacked)
@@ -255,8 +256,8 @@ def train_module(
         try:
             if not callable(getattr(f, "batch", None)):        # else f.batch checks them
                 xs_b = check_input(xs_b, "stream")
-            xs_b = cast_input(xs_b, W.dtype, W.device)
-            y_b = _module_targets("stream", y_b, W, stacked)
+            xs_b = cast_input(xs_b, W.dtype, W.device, detach=True)
+            y_b = _module_targets("stream", y_b, W, stacked).detach()
             _sample_count("stream", xs_b, y_b.shape[-1], "stream")
             return batched(f, xs_b, y_b.shape[-1], stacked)(W_), y_b
         except (TypeError, ValueError) as exc:

@@ -86,9 +86,14 @@ class NQFModule:
                    device: torch.device | None = None) -> Expansions:
         """The closed forms on the n samples of ``xs`` (a leading axis), stacked."""
         forms = self.arch.batched_forms(xs)
-        f0, g, A, B = (None if t is None else t.to(dtype=dtype or t.dtype, device=device)
-                       for t in forms)
-        return Expansions(f0=f0, g=g, A=A, B=B, n_units=self.arch.n_units)
+        dtype = dtype or forms.A.dtype
+
+        def cast(t: torch.Tensor) -> torch.Tensor:
+            return t.to(dtype=dtype, device=device)
+
+        return Expansions(f0=cast(forms.f0), g=None if forms.g is None else cast(forms.g),
+                          A=cast(forms.A), B=None if forms.B is None else cast(forms.B),
+                          n_units=self.arch.n_units)
 
     def batch(self, xs: Any) -> Callable[[torch.Tensor], torch.Tensor]:
         """W -> f_NQF on every sample of ``xs``: (n,), or (R, n) when stacked."""
@@ -153,8 +158,8 @@ def nqf_floor(A: Any, y: Any, f0: Any = 0.0) -> float:
     require_shape("f0", f0, (n,), like="A")
     rows, cols = torch.triu_indices(p, p, device=A.device)
     weight = torch.where(rows == cols, 1.0, 2.0).to(A)       # Tr[M A] over a <= b
-    F = (A[:, rows, cols] * weight).cpu()                         # (n, p(p+1)/2)
-    target = (y - f0).cpu()
+    F = (A[:, rows, cols] * weight).detach().cpu()                # (n, p(p+1)/2)
+    target = (y - f0).detach().cpu()
     coef = torch.linalg.lstsq(F, target[:, None], driver="gelsd").solution
     return 0.5 * float((F @ coef - target[:, None]).square().mean())
 
@@ -189,11 +194,20 @@ def network_module(arch: Architecture) -> NetworkModule:
 
 
 def module_pair(arch: Architecture) -> tuple[NetworkModule, NQFModule]:
-    """(the network, its NQF) of an architecture as two modules f(W, x) (Chapters 8, 9).
+    r"""(The network, its NQF) of an architecture as two modules f(W, x) (Chapters 8, 9).
 
-    ``network_module(arch)`` is ``arch.f``; ``nqf_module(arch)`` is f0 + g . mu + mu^T B
-    mu + Tr[W^T A W] from the closed forms of Chapter 2. Train both with
-    :func:`nqf_mini.train_module` from the same W0, with the same optimiser and batches,
-    and compare them with :func:`nqf_mini.agreement_window`.
+    ``network_module(arch)`` is ``arch.f``; ``nqf_module(arch)`` is
+    :math:`f_0 + g^\top m + m^\top Bm + \mathrm{Tr}[W^\top AW]` from the closed forms of Chapter 2.
+    Train both with :func:`nqf_mini.train_module` from the same W0, with the same optimiser and
+    batches, and compare them with :func:`nqf_mini.agreement_window`.
+
+    Args:
+        arch: an architecture from :func:`nqf_mini.make_architecture`.
+
+    Returns:
+        (NetworkModule, NQFModule); each has ``batch(xs)``, the predictor on a data set.
+
+    Raises:
+        TypeError: if ``arch`` is not an architecture.
     """
     return network_module(arch), nqf_module(arch)

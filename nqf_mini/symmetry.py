@@ -50,7 +50,28 @@ def permutation_asymmetry(
     f: Module, x: Any, p: int, d: int = 5, *, trials: int = 4, scale: float = 0.5,
     seed: int = 0, dtype: torch.dtype = torch.float64,
 ) -> float:
-    """max |f(W P) - f(W)| / max(|f(W)|, 1) over random W (entries N(0, scale^2)) and permutations."""
+    r"""How far a module is from permutation symmetry (Theorem 1's first hypothesis, Chapter 1).
+
+    .. math:: \max_{W, P} \frac{|f(WP, x) - f(W, x)|}{\max(|f(W, x)|, 1)}
+
+    over ``trials`` random W (entries N(0, scale^2)) and random permutations P of the d units.
+
+    Args:
+        f: the module ``f(W, x)``, W of shape (p, d) with the units as columns.
+        x: the input.
+        p: number of parameters per unit.
+        d: number of units (>= 2).
+        trials: number of random W (at most 10**5, and trials * d <= 10**6).
+        scale: standard deviation of the entries of W.
+        seed: seed of :func:`nqf_mini.generator`.
+        dtype: float64 (default) or float32.
+
+    Returns:
+        The largest relative change, a float (0 up to round-off for a symmetric module).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), or a module whose value is NaN.
+    """
     x, device, p, d, trials, scale, seed = _setup(f, x, p, d, trials, scale, seed, dtype)
     gen = generator(seed + 1)
     worst = 0.0
@@ -67,10 +88,30 @@ def zgz_violation(
     f: Module, x: Any, p: int, d: int = 3, *, trials: int = 4, scale: float = 0.5,
     seed: int = 0, dtype: torch.dtype = torch.float64,
 ) -> float:
-    """max over trials and units i of |grad_{w_i} f| at random W with column i set to zero.
+    r"""How far a module is from ZGZ, zero gradient at zero (Theorem 1's second hypothesis,
+    Chapter 1).
 
-    The gradient norm is divided by max(1, |grad_W f|) so that the number is scale-free; it is 0 up to
-    round-off exactly when ZGZ holds.
+    .. math:: \max_{W, i} \frac{|\nabla_{w_i} f(W, x)|}{\max(1, |\nabla_W f(W, x)|)}
+              \quad\text{at random } W \text{ with } w_i = 0,
+
+    scale-free; 0 up to round-off exactly when ZGZ holds.
+
+    Args:
+        f: the module ``f(W, x)``, W of shape (p, d) with the units as columns.
+        x: the input.
+        p: number of parameters per unit.
+        d: number of units (>= 2).
+        trials: number of random W (at most 10**5, and trials * d <= 10**6).
+        scale: standard deviation of the entries of W.
+        seed: seed of :func:`nqf_mini.generator`.
+        dtype: float64 (default) or float32.
+
+    Returns:
+        The largest relative gradient, a float.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), or a module whose gradient is
+            NaN.
     """
     x, device, p, d, trials, scale, seed = _setup(f, x, p, d, trials, scale, seed, dtype)
     worst = 0.0
@@ -90,11 +131,39 @@ def zgz_violation(
 
 def is_permutation_symmetric(f: Module, x: Any, p: int, d: int = 5, *, tol: float = 1e-10,
                              **kwargs: Any) -> bool:
-    """``permutation_asymmetry(f, x, p, d) <= tol``."""
+    """Whether a module is permutation symmetric: ``permutation_asymmetry(f, x, p, d) <= tol``
+    (Chapter 1).
+
+    Args:
+        f: the module ``f(W, x)``.
+        x: the input.
+        p: number of parameters per unit.
+        d: number of units (>= 2).
+        tol: the largest relative change that counts as zero.
+        **kwargs: ``trials``, ``scale``, ``seed``, ``dtype`` of :func:`permutation_asymmetry`.
+
+    Returns:
+        True or False.
+    """
     return permutation_asymmetry(f, x, p, d, **kwargs) <= require_positive("tol", tol)
 
 
 def satisfies_zgz(f: Module, x: Any, p: int, d: int = 3, *, tol: float = 1e-10,
                   **kwargs: Any) -> bool:
-    """``zgz_violation(f, x, p, d) <= tol``."""
+    """Whether a module satisfies ZGZ: ``zgz_violation(f, x, p, d) <= tol`` (Chapter 1).
+
+    Args:
+        f: the module ``f(W, x)``.
+        x: the input.
+        p: number of parameters per unit.
+        d: number of units (>= 2).
+        tol: the largest relative gradient that counts as zero.
+        **kwargs: ``trials``, ``scale``, ``seed``, ``dtype`` of :func:`zgz_violation`.
+
+    Returns:
+        True or False.
+
+    Raises:
+        ValueError, TypeError: as :func:`zgz_violation`.
+    """
     return zgz_violation(f, x, p, d, **kwargs) <= require_positive("tol", tol)

@@ -220,7 +220,7 @@ class WeightSpace:
         self.predict, self.y, self.observe = predict, y, observe
         self.loss_scale = 0.5 / y.shape[0]                                 # L = |f - y|^2 / 2n
 
-    def gradient(self, state: State, idx: torch.Tensor | None) -> tuple[torch.Tensor, State]:
+    def gradient(self, state: State, idx: Any) -> tuple[torch.Tensor | None, State]:
         W = state[0].detach().requires_grad_(True)
         with torch.enable_grad():
             f = self.predict(W)                                            # (n,)

@@ -136,7 +136,17 @@ class MultiHeadAttention(Architecture):
         return torch.einsum("dn,nm,dm->d", vV, sigma, qk) / math.sqrt(self.h)
 
     def sample_input(self, seed: int = 0) -> Tokens:
-        return gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens))
+        """A Gaussian query q (n_in,) and tokens X (n_in, n_tokens), from
+        :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
+        q, X = gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens))
+        return q, X
 
 
 @register
@@ -221,7 +231,17 @@ class QKAttention(Architecture):
         return lambda W: _attention_outputs(self, W, xs)
 
     def sample_input(self, seed: int = 0) -> Labelled:
-        return gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens), (self.n_tokens,))
+        """A Gaussian query q (n_in,), tokens X (n_in, n_tokens) and labels y (n_tokens,), from
+        :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
+        q, X, y = gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens), (self.n_tokens,))
+        return q, X, y
 
 
 def _attention_outputs(arch: MultiHeadAttention | QKAttention, W: torch.Tensor,

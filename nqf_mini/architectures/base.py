@@ -175,7 +175,15 @@ class Architecture:
         return torch.zeros(self.p, self.p, dtype=dtype, device=device)
 
     def sample_input(self, seed: int = 0) -> Any:
-        """A random input (Gaussian entries from :func:`nqf_mini.generator`), float64."""
+        """A random input of this architecture (Gaussian entries from :func:`nqf_mini.generator`),
+        float64 (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input (see :meth:`input_parts`).
+        """
         raise NotImplementedError
 
     # --- properties ----------------------------------------------------------------------------
@@ -217,10 +225,19 @@ class Architecture:
 
     def check_input(self, x: Any, name: str = "x", *, dtype: torch.dtype | None = None,
                     device: torch.device | None = None, batch: int | None = None) -> Any:
-        """Validate one input (or, with ``batch``, n inputs stacked on a leading axis; ``batch=0``
-        accepts any n): real, finite tensors of the shapes of :meth:`input_parts`, cast to a
-        common floating dtype (``dtype``, default float64 unless every part is float32) and
-        device. Lists and NumPy arrays become tensors.
+        """Validate one input (or, with ``batch``, n inputs stacked on a leading axis): real, finite
+        tensors of the shapes of :meth:`input_parts`, cast to a common floating dtype and device
+        (Chapter 2). Lists and NumPy arrays become tensors.
+
+        Args:
+            x: the input (a tensor, or a tuple of tensors for several parts).
+            name: the argument named in errors.
+            dtype: the floating dtype (default: float64 unless every part is float32).
+            device: the device (default: that of the first tensor part).
+            batch: None for one input; n for n inputs; 0 for any number of inputs.
+
+        Returns:
+            The checked input: a tensor, or a tuple of tensors.
 
         Raises:
             TypeError, ValueError: naming ``name`` and the part at fault.
@@ -254,7 +271,15 @@ class Architecture:
         return out[0] if len(parts) == 1 else tuple(out)
 
     def check_weights(self, W: Any, name: str = "W", *, stacked: bool = False) -> torch.Tensor:
-        """Validate weights W (p, d), or stacked runs (R, p, d) with ``stacked``.
+        """Validate weights W (p, d), units as columns (Chapter 2), or stacked runs (R, p, d).
+
+        Args:
+            W: the weights (a tensor, NumPy array or list).
+            name: the argument named in errors.
+            stacked: expect (R, p, d).
+
+        Returns:
+            W as a real, finite tensor (float32 and float64 kept, other dtypes float64).
 
         Raises:
             TypeError, ValueError: naming ``name``.
@@ -280,73 +305,146 @@ class Architecture:
     def f(self, W: Any, x: Any) -> torch.Tensor:
         """The module f(W, x) on one input: a scalar, differentiable in W (Chapter 2).
 
+        The class docstring gives f; W holds one unit per column, as in
+        :func:`nqf_mini.structure_matrix`.
+
         Args:
-            W: weights (p, d), units as columns.
+            W: weights (p, d), units as columns (a tensor, NumPy array or list).
             x: one input (see :meth:`input_parts`), cast to the dtype and device of ``W``.
 
         Returns:
             A 0-d tensor.
+
+        Raises:
+            ValueError, TypeError: on a bad ``W`` (not (p, d), not finite) or ``x``, naming it.
         """
         W = self.check_weights(W)
         return self._f(W, self.check_input(x, dtype=W.dtype, device=W.device))
 
     def A(self, x: Any) -> torch.Tensor:
-        """The structure matrix :math:`A(x) = \\tfrac12 \\partial^2 f / \\partial w_i^2` at
-        :math:`W = 0` in closed form (Theorem 1, Chapter 1; the class docstring gives it).
+        r"""The structure matrix :math:`A(x) = \tfrac12\,\partial^2 f/\partial w_i^2` at W = 0, in
+        closed form (Theorem 1, Chapter 1; the class docstring gives it, Chapter 2 derives it).
+
+        Args:
+            x: one input (see :meth:`input_parts`).
 
         Returns:
             A symmetric (p, p) tensor in the dtype and on the device of ``x``.
+
+        Raises:
+            ValueError, TypeError: if ``x`` is not an input of this architecture (a wrong shape,
+                None, a string, NaN or inf, a bool or complex tensor), naming ``x`` and the part at
+                fault.
         """
         return self._A(self.check_input(x))
 
     def f0(self, x: Any) -> torch.Tensor:
-        """:math:`f_0(x) = f(0, x)`, a 0-d tensor (Chapter 1, the general form)."""
+        """:math:`f_0(x) = f(0, x)`, the constant of the general form (Chapter 1; Chapter 2 per
+        architecture).
+
+        Args:
+            x: one input (see :meth:`input_parts`).
+
+        Returns:
+            A 0-d tensor.
+
+        Raises:
+            ValueError, TypeError: if ``x`` is not an input of this architecture (a wrong shape,
+                None, a string, NaN or inf, a bool or complex tensor), naming ``x`` and the part at
+                fault.
+        """
         return self._f0(self.check_input(x))
 
     def g(self, x: Any) -> torch.Tensor:
-        """The linear coefficient :math:`g(x) = \\nabla_{w_i} f` at :math:`W = 0`, shape (p,)
-        (zero under ZGZ; Chapter 1, the general form)."""
+        r"""The linear coefficient :math:`g(x) = \nabla_{w_i} f` at W = 0 of the general form
+        (zero under ZGZ; Chapter 1, Chapter 2 per architecture).
+
+        Args:
+            x: one input (see :meth:`input_parts`).
+
+        Returns:
+            A tensor of shape (p,).
+
+        Raises:
+            ValueError, TypeError: if ``x`` is not an input of this architecture (a wrong shape,
+                None, a string, NaN or inf, a bool or complex tensor), naming ``x`` and the part at
+                fault.
+        """
         return self._g(self.check_input(x))
 
     def B(self, x: Any) -> torch.Tensor:
-        """The cross-unit matrix :math:`B(x) = \\tfrac12 \\partial^2 f / \\partial w_i
-        \\partial w_j` (:math:`i \\ne j`) at :math:`W = 0`, shape (p, p) (zero under ZGZ;
-        Chapter 1, the general form)."""
+        r"""The cross-unit matrix :math:`B(x) = \tfrac12\,\partial^2 f/\partial w_i\partial w_j`
+        (:math:`i \ne j`) at W = 0 of the general form (zero under ZGZ; Chapter 1, Chapter 2 per
+        architecture).
+
+        Args:
+            x: one input (see :meth:`input_parts`).
+
+        Returns:
+            A symmetric (p, p) tensor.
+
+        Raises:
+            ValueError, TypeError: if ``x`` is not an input of this architecture (a wrong shape,
+                None, a string, NaN or inf, a bool or complex tensor), naming ``x`` and the part at
+                fault.
+        """
         return self._B(self.check_input(x))
 
     def expansion(self, x: Any) -> QuadraticExpansion:
-        """The closed-form general expansion :math:`(f_0, g, A, B)` at input ``x`` (Chapter 2).
+        r"""The closed-form general expansion
+        :math:`f = f_0 + g^\top m + m^\top Bm + \mathrm{Tr}[MA] + O(|W|^3)` at input ``x``
+        (Chapters 1, 2).
+
+        Args:
+            x: one input (see :meth:`input_parts`).
 
         Returns:
             A :class:`~nqf_mini.quadratic_form.QuadraticExpansion` in the dtype of ``x``.
+
+        Raises:
+            ValueError, TypeError: if ``x`` is not an input of this architecture (a wrong shape,
+                None, a string, NaN or inf, a bool or complex tensor), naming ``x`` and the part at
+                fault.
         """
         x = self.check_input(x)
         A = self._A(x)
-        cast = dict(dtype=A.dtype, device=A.device)
-        return QuadraticExpansion(f0=self._f0(x).to(**cast), g=self._g(x).to(**cast), A=A,
-                                  B=self._B(x).to(**cast), atol=1e3 * torch.finfo(A.dtype).eps)
+        return QuadraticExpansion(f0=self._f0(x).to(A), g=self._g(x).to(A), A=A,
+                                  B=self._B(x).to(A), atol=1e3 * torch.finfo(A.dtype).eps)
 
     # --- many samples at once ----------------------------------------------------------------
 
     def batched_forms(self, xs: Any) -> Forms:
-        """The closed forms on n inputs stacked on a leading axis (Chapters 2 and 8).
+        """The closed forms :math:`f_0, g, A, B` on n inputs stacked on a leading axis
+        (Chapters 2, 8).
 
-        Equal to :meth:`f0`, :meth:`g`, :meth:`A`, :meth:`B` sample by sample; an architecture
-        may compute them in one vectorised pass (the MLP, attention and the mixture of experts
-        do).
+        Equal to :meth:`f0`, :meth:`g`, :meth:`A`, :meth:`B` sample by sample; an architecture may
+        compute them in one vectorised pass (the MLP, attention and the mixture of experts do).
 
         Args:
             xs: n inputs, each tensor of :meth:`input_parts` with a leading axis n.
 
         Returns:
-            :class:`Forms`, with g and B None where they vanish for every sample.
+            :class:`Forms` (f0 (n,), g (n, p) or None, A (n, p, p), B (n, p, p) or None), with g and
+            B None where they vanish for every sample.
+
+        Raises:
+            ValueError, TypeError: if ``xs`` is not a stack of inputs (naming ``xs``).
         """
         return self._batched_forms(self.check_input(xs, "xs", batch=0))
 
     def batched_f(self, W: Any, xs: Any) -> torch.Tensor:
-        """The module on n inputs at once: (n,) for W (p, d), (R, n) for stacked runs (R, p, d).
+        """The module on n inputs at once (Chapter 8): equal to :meth:`f` sample by sample
+        (and run by run).
 
-        Equal to :meth:`f` sample by sample (Chapter 8 trains many runs this way).
+        Args:
+            W: weights (p, d), or R stacked runs (R, p, d).
+            xs: n inputs, each tensor of :meth:`input_parts` with a leading axis n.
+
+        Returns:
+            (n,) for W (p, d), (R, n) for stacked runs.
+
+        Raises:
+            ValueError, TypeError: on a bad ``W`` or ``xs`` (naming it).
         """
         W = as_tensor("W", W)
         W = self.check_weights(W, stacked=W.ndim == 3)
@@ -355,8 +453,23 @@ class Architecture:
 
     def predictor(self, xs: Any, *, dtype: torch.dtype | None = None,
                   device: torch.device | None = None) -> Callable[[torch.Tensor], torch.Tensor]:
-        """W -> the module on every sample of ``xs`` ((n,), or (R, n) for stacked W), with the
-        inputs checked once: the predictor that :func:`nqf_mini.train_module` calls each step."""
+        """W -> the module on every sample of ``xs``, with the inputs checked once: the
+        predictor that :func:`nqf_mini.train_module` calls at each step (Chapter 8).
+
+        Args:
+            xs: n inputs, each tensor of :meth:`input_parts` with a leading axis n.
+            dtype: the floating dtype to cast ``xs`` to (default: float64 unless all parts are
+                float32).
+            device: the device to move ``xs`` to (default: theirs).
+
+        Returns:
+            A function W -> (n,) for W (p, d), or (R, n) for stacked runs (R, p, d); it does not
+            check
+            W.
+
+        Raises:
+            ValueError, TypeError: if ``xs`` is not a stack of inputs (naming ``xs``).
+        """
         return self._predictor(self.check_input(xs, "xs", dtype=dtype, device=device, batch=0))
 
     def _batched_forms(self, xs: Any) -> Forms:

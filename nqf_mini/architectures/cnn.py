@@ -146,5 +146,12 @@ class ConvNet1D(Architecture):
         return out
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        """A Gaussian signal x of shape (c_in, length)."""
+        """A Gaussian signal x of shape (c_in, length), from :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
         return gaussian((self.c_in, self.length), seed)

@@ -31,9 +31,10 @@ class _ExactlyQuadratic(Architecture):
 @register
 @dataclass(frozen=True)
 class PhaseRetrieval(_ExactlyQuadratic):
-    """f(a) = |U^T a|^2 = sum_i (u_i^T a)^2, a unit is one column u_i (Chapter 2, factorisation).
+    r""":math:`f(a) = \|U^\top a\|^2 = \sum_i (u_i^\top a)^2`, a unit is one column :math:`u_i`
+    (Chapter 2, factorisation).
 
-    Exactly quadratic: :math:`A(a) = a a^\\top` with no remainder.
+    Exactly quadratic: :math:`A(a) = a a^\top` with no remainder.
 
     Args:
         n_in: the dimension of a (and of each column u_i).
@@ -60,7 +61,14 @@ class PhaseRetrieval(_ExactlyQuadratic):
         return torch.outer(x, x)
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        """A Gaussian vector of shape (n_in,)."""
+        """A Gaussian vector a of shape (n_in,), from :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
         return gaussian((self.n_in,), seed)
 
 
@@ -96,7 +104,14 @@ class SymmetricSensing(_ExactlyQuadratic):
         return (x + x.T) / 2
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        """A Gaussian matrix of shape (n, n)."""
+        """A Gaussian matrix X of shape (n, n), from :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
         return gaussian((self.n, self.n), seed)
 
 
@@ -149,7 +164,14 @@ class AsymmetricSensing(_TwoFactors):
         return offdiag(x.T)
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        """A Gaussian matrix of shape (n, m)."""
+        """A Gaussian matrix X of shape (n, m), from :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
         return gaussian((self.n, self.m), seed)
 
 
@@ -174,8 +196,23 @@ class MatrixCompletion(_TwoFactors):
 
     def check_input(self, x: Any, name: str = "x", *, dtype: torch.dtype | None = None,
                     device: torch.device | None = None, batch: int | None = None) -> Any:
-        """An index pair (an integer tensor or a list [a, b]) with 0 <= a < m, 0 <= b < n; with
-        ``batch``, n pairs (n, 2). ``dtype`` is ignored: indices stay integers."""
+        """Validate an index pair (Chapter 2): an integer tensor (or a list [a, b]) with
+        0 <= a < m, 0 <= b < n; with ``batch``, n pairs (n, 2).
+
+        Args:
+            x: the index pair, or pairs.
+            name: the argument named in errors.
+            dtype: ignored (indices stay integers).
+            device: the device to move the indices to (default: theirs).
+            batch: None for one pair; n for n pairs; 0 for any number of pairs.
+
+        Returns:
+            The indices as an integer tensor.
+
+        Raises:
+            TypeError, ValueError: naming ``name`` (floats, booleans, a wrong shape, an index out of
+                range).
+        """
         what = f"the index pair [a, b] of {self.describe()}"
         if isinstance(x, torch.Tensor):
             if _functorch_wrapped(x):
@@ -184,12 +221,11 @@ class MatrixCompletion(_TwoFactors):
         elif isinstance(x, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool)
                                                   for v in x):
             t = torch.tensor(list(x), dtype=torch.int64)
+        elif hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
+            t = torch.as_tensor(x)
         else:
-            t = torch.as_tensor(x) if hasattr(x, "__array__") and not isinstance(
-                x, (str, bytes)) else None
-            if t is None:
-                raise TypeError(f"argument `{name}`: expected {what} as an integer tensor, got "
-                                f"{describe(x)}")
+            raise TypeError(f"argument `{name}`: expected {what} as an integer tensor, got "
+                            f"{describe(x)}")
         if t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
             raise TypeError(f"argument `{name}`: expected {what} as integers, got dtype {t.dtype}")
         if t.device.type not in DATA_DEVICES:
@@ -220,7 +256,15 @@ class MatrixCompletion(_TwoFactors):
         return offdiag(E)
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        """A random index pair [a, b] (int64)."""
+        """A random index pair [a, b] (int64), 0 <= a < m, 0 <= b < n, from
+        :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
         gen = generator(seed)
         return torch.stack([torch.randint(self.m, (), generator=gen),
                             torch.randint(self.n, (), generator=gen)])
@@ -253,8 +297,16 @@ class Word2Vec(_TwoFactors):
         return offdiag(torch.outer(*x))
 
     def sample_input(self, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """Gaussian vectors a (m,) and b (n,)."""
-        return gaussians(seed, (self.m,), (self.n,))
+        """Gaussian vectors a (m,) and b (n,), from :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
+        a, b = gaussians(seed, (self.m,), (self.n,))
+        return a, b
 
 
 @register
@@ -301,5 +353,12 @@ class DeepLinear(_ExactlyQuadratic):
         return offdiag(torch.outer(x, self._w3(x)))
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        """A Gaussian input x of shape (n_in,)."""
+        """A Gaussian input x of shape (n_in,), from :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
         return gaussian((self.n_in,), seed)

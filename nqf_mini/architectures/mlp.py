@@ -110,5 +110,12 @@ class TwoLayerMLP(Architecture):
         return predict
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
-        """A Gaussian input x of shape (n_in,)."""
+        """A Gaussian input x of shape (n_in,), from :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
         return gaussian((self.n_in,), seed)

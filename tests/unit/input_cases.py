@@ -34,7 +34,8 @@ legal there); tensor kinds take flags after a slash:
   ``"module"`` (a module f(W, x): also refused when it returns a vector or NaN, or takes
   one argument), ``"dtype"``, ``"device"``, ``"obj"`` (an object of the package, e.g. a
   teacher), ``"sizes"`` (a sequence of sizes), ``"betas"`` (a pair in (0, 1)),
-  ``"record"`` (a sequence of steps to record, within ``steps``).
+  ``"record"`` (a sequence of steps to record, within ``steps``), ``"axis"`` (an axis or a
+  tuple of axes of an array), ``"str"`` (a string).
 """
 
 from __future__ import annotations
@@ -196,7 +197,7 @@ def _module_f():
 
 CASES: list[Case] = [
     # --- throughout ------------------------------------------------------------------------------
-    ("generator", lambda: dict(seed=3), {"seed": "seed"}),
+    ("generator", lambda: dict(seed=3, name="seed"), {"seed": "seed", "name": "str"}),
     # --- Chapter 1 -------------------------------------------------------------------------------
     ("structure_matrix", lambda: dict(f=_module_f(), x=_g(0, 3), p=4, d=2, dtype=torch.float64,
                                       device="cpu", atol=None),
@@ -224,9 +225,9 @@ CASES: list[Case] = [
      {"f": "module", "x": "T", "p": "int", "d": "int", "tol": "pos"}),
     ("remainder_order", lambda: dict(f=_module_f(), x=_g(0, 3), W=_g(1, 4, 5),
                                      scales=[1e-3, 3e-3, 1e-2, 3e-2], d=2, exact_tol=1e-12,
-                                     drop_linear=False),
+                                     drop_linear=False, expansion=None),
      {"f": "module", "x": "T", "W": "T/rows", "scales": "T/free", "d": "int",
-      "exact_tol": "pos", "drop_linear": "bool"}),
+      "exact_tol": "pos", "drop_linear": "bool", "expansion": "?obj"}),
     # --- Chapter 2 -------------------------------------------------------------------------------
     ("make_architecture", lambda: dict(name="mlp", n_in=3), {"name": "choice", "n_in": "count"}),
     ("commutativity:commutator_norm", lambda: dict(A1=_sym(0, 1, 4)[0], A2=_sym(1, 1, 4)[0]),
@@ -241,8 +242,12 @@ CASES: list[Case] = [
       "record_every": "?count", "record_weights": "bool", "record_M": "bool",
       "adam_eps": "pos", "adam_betas": "betas"}),
     ("train_module", lambda: {**_train_module_kwargs(), "record_every": None,
-                              "record_steps": [0, 2, 4]},
-     {"record_steps": "?record"}),
+                              "record_steps": [0, 2, 4], "stream": None},
+     {"record_steps": "?record", "stream": "?fn"}),
+    ("train_two_layer", lambda: dict(X=_g(0, 8, 3), Y=_g(1, 8, 2), U0=0.1 * _g(2, 3, 4),
+                                     V0=0.1 * _g(3, 4, 2), lr=0.1, steps=4, record_every=None,
+                                     record_steps=[0, 2, 4], stream=None),
+     {"record_steps": "?record", "stream": "?fn"}),
     # --- Chapter 3 -------------------------------------------------------------------------------
     ("simulate_W", lambda: dict(A=_sym(0, 6, 3), y=_g(1, 6), W0=0.1 * _g(2, 3, 4), lr=0.05,
                                 steps=5, batch_size=2, seed=0, f0=0.0, g=None, B=None,
@@ -268,11 +273,13 @@ CASES: list[Case] = [
     ("simulate_M_mu", lambda: dict(A=_sym(0, 6, 3), y=_g(1, 6),
                                    M0=0.01 * torch.eye(3, dtype=torch.float64),
                                    mu0=0.1 * _g(3, 3), width=4, lr=0.05, steps=5, g=_g(5, 6, 3),
-                                   B=None, method="gd", record_every=None, device="cpu",
-                                   dtype=torch.float64),
+                                   B=0.1 * _sym(4, 6, 3), method="gd", record_every=None,
+                                   device="cpu", dtype=torch.float64, batch_size=2, seed=0,
+                                   f0=0.0),
      {"A": "T", "y": "T", "M0": "T", "mu0": "T", "width": "count", "lr": "pos",
-      "steps": "steps", "g": "?T", "method": "choice", "record_every": "?count",
-      "device": "device", "dtype": "dtype"}),
+      "steps": "steps", "g": "?T", "B": "?T", "method": "choice", "record_every": "?count",
+      "device": "device", "dtype": "dtype", "batch_size": "?int", "seed": "seed",
+      "f0": "real"}),
     ("compress_rank", lambda: dict(W0=_g(0, 3, 5), rtol=1e-12), {"W0": "T/free", "rtol": "pos"}),
     ("lift_weights", lambda: dict(W_compressed=_g(0, 3, 2), R=_g(1, 5, 2)),
      {"W_compressed": "T", "R": "T"}),
@@ -348,7 +355,8 @@ CASES: list[Case] = [
     ("limit_ignition_slopes", lambda: dict(b=_t([1.0, 0.5]), C=_spd(0, 2)), {"b": "T", "C": "T"}),
     ("mode_fractions", lambda: dict(outputs=_g(0, 6, 2), X=_g(1, 6, 3), Y=_g(2, 6, 2)),
      {"outputs": "T/batch", "X": "T/free", "Y": "T"}),
-    ("relative_gap", lambda: dict(a=_g(0, 4, 3, 1), b=_g(1, 4, 3, 1)), {"a": "T", "b": "T"}),
+    ("relative_gap", lambda: dict(a=_g(0, 4, 3, 1), b=_g(1, 4, 3, 1), axis=(1, 2)),
+     {"a": "T", "b": "T", "axis": "?axis"}),
     ("loss_gap", lambda: dict(loss_a=_t([1.0, 0.5]), loss_b=_t([1.0, 0.4])),
      {"loss_a": "T", "loss_b": "T"}),
     ("first_exceeding", lambda: dict(steps=_t([0.0, 10.0, 20.0]), gap=_t([0.0, 0.2, 0.5]),
@@ -403,7 +411,8 @@ CASES: list[Case] = [
                                     tau_max=None),
      {"K": "int", "theta": "pos", "beta": "pos", "n_steps": "steps", "w0_norm": "pos",
       "tau_max": "?pos"}),
-    ("spectral_data:fourier_basis", lambda: dict(K=4, N=10), {"K": "int", "N": "int"}),
+    ("spectral_data:fourier_basis", lambda: dict(K=4, N=10, device="cpu"),
+     {"K": "int", "N": "int", "device": "device"}),
     ("fourier_features", lambda: dict(K=4, N=10, theta=1.0, beta=1.0, device="cpu"),
      {"K": "int", "N": "int", "theta": "pos", "beta": "pos", "device": "device"}),
     ("fourier_modes", lambda: dict(data=resolve("fourier_features")(K=4, N=10, theta=1.0,
@@ -491,6 +500,8 @@ BAD_SCALARS: dict[str, list[Any]] = {
     "sizes": [[], None, "abc", [4, math.nan], [4, -8], [4, 0], [4, 2.5], [4, True]],
     "betas": [(), None, "ab", (0.9,), (0.9, math.nan), (1.5, 0.9), (0.9, -0.1), (True, 0.9)],
     "record": [[], "abc", [0, -1], [0, 2.5], [0, HUGE], [0, None]],
+    "axis": ["abc", 5, 2.5, (0, 7), True, -9],
+    "str": [None, 3, object(), {}],
 }
 
 # Values that must be accepted in place of a valid scalar v (the result must not change).

@@ -8,12 +8,14 @@
   ``input_cases.TIME_LIMIT_S``: never NaN, a silent success, a raw ``RuntimeError``, a failed
   allocation or a ``DivergenceError``.
 * Every accepted variant (a list, a NumPy array, a tensor that requires grad, a non-contiguous
-  tensor, NumPy and 0-d tensor scalars) gives the result of the valid call; float32, float16
-  and bfloat16 values give a finite one.
+  tensor, NumPy and 0-d tensor scalars) gives the result of the valid call, without a warning;
+  float32, float16 and bfloat16 values give a finite one.
 * The cases cover every public name of ``nqf_mini`` and every architecture's methods.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 
@@ -71,7 +73,9 @@ def test_accepted_variants_give_the_result(name, make, arg, what, good, same):
     reference = fn(**make())
     kwargs = make()
     kwargs[arg] = good
-    result = call_with_limit(fn, kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)          # e.g. torch's on requires_grad
+        result = call_with_limit(fn, kwargs)
     assert not contains_nonfinite(result), f"{name}({arg} = {what}): non-finite result"
     if same:
         assert same_result(reference, result, exact=what == "a list"), \
