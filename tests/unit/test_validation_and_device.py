@@ -8,6 +8,8 @@ import torch
 import nqf_mini as nqf
 from nqf_mini import _validate as v
 
+from .input_cases import call_with_limit
+
 
 def test_as_tensor_messages():
     with pytest.raises(ValueError, match="argument `x`: expected a 2-D tensor, got shape \\(3,\\)"):
@@ -102,9 +104,11 @@ def test_sizes_fail_before_allocating_and_counts_before_running():
     with pytest.raises(ValueError, match="argument `p`: .* would need"):
         nqf.isotropic_dataset(10**6)
     with pytest.raises(ValueError, match=r"argument `steps`: expected an integer <= 10,000,000"):
-        nqf.simulate_M(torch.eye(2).expand(3, 2, 2), torch.ones(3), torch.eye(2), 0.1, 10**12)
+        call_with_limit(nqf.simulate_M, dict(A=torch.eye(2).expand(3, 2, 2), y=torch.ones(3),
+                                             M0=torch.eye(2), lr=0.1, steps=10**12), 10)
     with pytest.raises(ValueError, match="argument `trials`"):
-        nqf.permutation_asymmetry(lambda W, x: (W**2).sum(), torch.ones(2), 2, trials=10**12)
+        call_with_limit(nqf.permutation_asymmetry, dict(f=lambda W, x: (W**2).sum(),
+                                                        x=torch.ones(2), p=2, trials=10**12), 10)
     with pytest.raises(ValueError, match="argument `max_step`: .* RK4 steps"):
         nqf.lotka_volterra([1.0], [[1.0]], [1e-3], [0.0, 10.0], max_step=1e-300)
 
