@@ -351,3 +351,17 @@ def test_f_follows_the_dtype_of_W():
     out = attn.f(W, attn.sample_input(0))
     assert out.dtype == torch.float32
     assert abs(out.item() - attn.f(W.double(), attn.sample_input(0)).item()) < 1e-5
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_checked_module_runs_under_vmap(case):
+    """arch.f checks its arguments and still runs under torch.func.vmap over samples and runs
+    (train_module vmaps a module; a check that vmap cannot trace would fall back to a loop)."""
+    arch = arch_of(case)
+    xs, samples = _stack(arch, 4)
+    W = W_random(arch.p, units(arch), seed=4)
+    over_samples = torch.func.vmap(arch.f, in_dims=(None, 0))
+    assert max_error(over_samples(W, xs), torch.stack([arch.f(W, x) for x in samples])) <= 1e-13
+    runs = torch.stack([W, 2 * W])
+    both = torch.func.vmap(over_samples, in_dims=(0, None))(runs, xs)
+    assert max_error(both[1], torch.stack([arch.f(2 * W, x) for x in samples])) <= 1e-13
