@@ -48,6 +48,7 @@ from .riccati import (
 from .agreement import first_exceeding, loss_gap, relative_gap
 from .ignition import (
     crossing_times, ignition_slope, ignition_times, logistic_ignition_time, mode_fractions,
+    predicted_ignition_time,
 )
 from .initialisation import eps_from_sigma, identity_init
 from .networks import train_two_layer, two_layer_init, two_layer_output
@@ -97,7 +98,8 @@ __all__ = [
     "single_sample_solution",
     # Chapter 5
     "two_layer_init", "two_layer_output", "train_two_layer", "crossing_times", "ignition_times",
-    "logistic_ignition_time", "ignition_slope", "limit_ignition_slopes", "mode_fractions",
+    "logistic_ignition_time", "predicted_ignition_time", "ignition_slope",
+    "limit_ignition_slopes", "mode_fractions",
     "loss_gap", "relative_gap", "first_exceeding", "trajectory_remainder",
     "identity_init", "eps_from_sigma",
     # Chapter 6

@@ -31,11 +31,14 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_positive, require_positive_int, require_shape,
+    as_tensor, largest, require_bool, require_choice, require_dtype, require_memory,
+    require_positive, require_positive_int, require_shape, require_steps,
 )
 from .activations import get_activation
 from .device import resolve_device
-from .training import State, make_optimizer, minibatches, record_points, train
+from .training import (
+    State, make_optimizer, minibatches, record_points, require_record_memory, train,
+)
 from .seeds import generator
 
 MODELS = ("network", "nqf")
@@ -79,18 +82,39 @@ class TwoLayerRun:
 def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
                    dtype: torch.dtype = torch.float64,
                    device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """I.i.d. Gaussian initial weights U0 (p, d) and V0 (d, K), every entry N(0, scale^2).
+    r"""I.i.d. Gaussian initial weights U0 (p, d) and V0 (d, K), every entry N(0, scale^2)
+    (Chapters 5-7).
 
-    Drawn on the CPU from ``generator(seed)``, so every device gets the same
-    numbers. With this convention each unit starts with |w_i|^2 ~ (p + K) scale^2, so the mode
-    strengths z_k(0) are Theta(scale^2) (the review's minor point 1: epsilon = scale^2).
+    Drawn on the CPU from :func:`nqf_mini.generator`, so every device gets the same numbers. Each
+    unit starts with :math:`|w_i|^2 \approx (p + K)\,\mathrm{scale}^2`, so the mode strengths are
+    :math:`z_k(0) = \Theta(\mathrm{scale}^2)` (the review's minor point 1:
+    :math:`\varepsilon = \mathrm{scale}^2`).
+
+    Args:
+        p: input dimension (the rows of U).
+        d: number of hidden units.
+        K: number of outputs.
+        scale: standard deviation :math:`\sigma` of every entry.
+        seed: seed of :func:`nqf_mini.generator`.
+        dtype: float64 (default) or float32.
+        device: where to put the weights (None: :func:`nqf_mini.default_device`).
+
+    Returns:
+        (U0 (p, d), V0 (d, K)).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), including sizes that do not fit in
+            memory.
     """
     p, d, K = (require_positive_int(name, v) for name, v in (("p", p), ("d", d), ("K", K)))
+    require_memory(largest(p=p, d=d, K=K), float(p) * d + float(d) * K,
+                   what="the weights U0, V0")
     scale = require_positive("scale", scale)
+    require_dtype(dtype)
+    dev = resolve_device(device)
     gen = generator(seed)
     U0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * scale
     V0 = torch.randn(d, K, generator=gen, dtype=torch.float64) * scale
-    dev = resolve_device(device)
     return U0.to(device=dev, dtype=dtype), V0.to(device=dev, dtype=dtype)
 
 
@@ -122,18 +146,28 @@ def _slope(act: Any, model: str, Z: torch.Tensor, H: torch.Tensor) -> torch.Tens
 
 def two_layer_output(U: Any, V: Any, X: Any, activation: str = "tanh",
                      model: str = "network") -> torch.Tensor:
-    """F = phi(X U) V (``model="network"``) or its NQF phi'(0) X U V (``model="nqf"``), (n, K).
+    r"""The two-layer network :math:`F = \phi(XU)V` or its NQF :math:`\phi'(0)\,XUV` (Chapters 5-7).
 
     Args:
-        U: input weights (p, d); V: output weights (d, K) (or (d,) for one output); X: inputs (n, p).
+        U: input weights (p, d).
+        V: output weights (d, K), or (d,) for one output.
+        X: inputs (n, p).
+        activation: a name from :data:`nqf_mini.activations.ACTIVATIONS` (phi(0) = 0 for the NQF).
+        model: ``"network"`` (the original) or ``"nqf"`` (its quadratic form).
+
+    Returns:
+        F, shape (n, K).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     act = _check_model(model, activation)
     U = as_tensor("U", U, ndim=2)
     X = as_tensor("X", X, ndim=2, dtype=U.dtype, device=U.device)
     V = as_tensor("V", V, dtype=U.dtype, device=U.device)
     V = V[:, None] if V.ndim == 1 else V
-    require_shape("X", X, (None, U.shape[0]))
-    require_shape("V", V, (U.shape[1], None))
+    require_shape("X", X, (None, U.shape[0]), like="U")
+    require_shape("V", V, (U.shape[1], None), like="U")
     return _hidden(act, model, X @ U) @ V
 
 
@@ -152,12 +186,13 @@ def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.
     return X.T @ ((R @ V.T) * _slope(act, model, Z, H)), H.T @ R
 
 
-def _prepare_data(X: Any, Y: Any, U0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    X = as_tensor("X", X, ndim=2, dtype=U0.dtype, device=U0.device)
-    require_shape("X", X, (None, U0.shape[0]))
-    Y = as_tensor("Y", Y, dtype=U0.dtype, device=U0.device)
+def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, names: tuple[str, str] = ("X", "Y")
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    X = as_tensor(names[0], X, ndim=2, dtype=U0.dtype, device=U0.device).detach()
+    require_shape(names[0], X, (None, U0.shape[0]), like="U0")
+    Y = as_tensor(names[1], Y, dtype=U0.dtype, device=U0.device).detach()
     Y = Y[:, None] if Y.ndim == 1 else Y
-    require_shape("Y", Y, (X.shape[0], None))
+    require_shape(names[1], Y, (X.shape[0], None), like=names[0])
     return X, Y
 
 
@@ -176,7 +211,7 @@ class _TwoLayer:
         elif isinstance(batch, torch.Tensor):
             Xb, Yb = self.X[batch], self.Y[batch]
         else:
-            Xb, Yb = _prepare_data(*batch, U)                      # a fresh batch from a stream
+            Xb, Yb = _prepare_data(batch[0], batch[1], U, ("stream", "stream"))  # fresh
         return None, _gradients(self.act, self.model, U, V, Xb, Yb)
 
     def measure(self, state: State, prediction: None,
@@ -199,25 +234,38 @@ def train_two_layer(
     record_weights: bool = False, adam_betas: Sequence[float] = (0.9, 0.999),
     adam_eps: float = 1e-8,
 ) -> TwoLayerRun:
-    """Train F = V^T phi(U^T x) (``model="network"``) or its NQF (``model="nqf"``) (Chapters 5-7).
+    r"""Train :math:`F = V^\top\phi(U^\top x)` (``model="network"``) or its NQF (``model="nqf"``)
+    (Chapters 5-7).
 
-    One step is W <- W - lr * dL/dW (``optimizer="sgd"``; full batch when ``batch_size`` is None,
-    otherwise the seeded minibatches of :func:`nqf_mini.training.minibatches`, the same sequence
-    for both models) or Adam's step (``optimizer="adam"``, torch.optim.Adam's update). With
-    ``stream``, step t trains on the fresh batch ``stream(t) -> (X_t, Y_t)`` (online SGD), and X, Y
-    only serve to record the loss. The loop is :func:`nqf_mini.training.train`.
+    One step is :math:`W \leftarrow W - \eta\,\partial L/\partial W` on
+    :math:`L = \frac{1}{2n}\sum_\mu |F(x_\mu) - Y_\mu|^2` (``optimizer="sgd"``; full batch when
+    ``batch_size`` is None, otherwise the seeded minibatches of
+    :func:`nqf_mini.training.minibatches`, the same sequence for both models) or Adam's step
+    (``optimizer="adam"``, torch.optim.Adam's update). With ``stream``, step t trains on the fresh
+    batch ``stream(t) -> (X_t, Y_t)`` (online SGD), and X, Y only serve to record the loss. The loop
+    is :func:`nqf_mini.training.train`.
 
     Args:
-        X: inputs (n, p); Y: targets (n, K) or (n,).
-        U0, V0: initial weights (p, d) and (d, K) (see :func:`two_layer_init`); they fix the device
-            and dtype.
-        lr: learning rate; steps: number of steps.
+        X: inputs (n, p).
+        Y: targets (n, K) or (n,).
+        U0: initial input weights (p, d) (see :func:`two_layer_init`); fixes device and dtype.
+        V0: initial output weights (d, K).
+        lr: learning rate :math:`\eta`.
+        steps: number of steps (at most 10**7).
         activation: a name from :data:`nqf_mini.activations.ACTIVATIONS` with phi(0) = 0 for the
             NQF.
         model: "network" (the original) or "nqf" (its quadratic form, phi'(0) X U V).
+        optimizer: ``"sgd"`` or ``"adam"``.
+        batch_size: None for the full batch, else the minibatch size.
+        seed: seed of the minibatch sequence.
+        stream: a function t -> (X_t, Y_t) of fresh batches (not together with ``batch_size``).
         record_every: record the loss (and optionally outputs, weights) every k steps and at the
             end (default 1); or
         record_steps: the steps to record, e.g. a logarithmic grid (with ``record_every=None``).
+        record_outputs: also keep F on X at the recorded steps.
+        record_weights: also keep U and V at the recorded steps.
+        adam_betas: Adam's (beta1, beta2), each in (0, 1).
+        adam_eps: Adam's epsilon, > 0.
 
     Returns:
         A :class:`TwoLayerRun`.
@@ -227,14 +275,16 @@ def train_two_layer(
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     act = _check_model(model, activation)
-    U = as_tensor("U0", U0, ndim=2).clone()
-    V = as_tensor("V0", V0, dtype=U.dtype, device=U.device).clone()
+    record_outputs = require_bool("record_outputs", record_outputs)
+    record_weights = require_bool("record_weights", record_weights)
+    U = as_tensor("U0", U0, ndim=2).detach().clone()
+    V = as_tensor("V0", V0, dtype=U.dtype, device=U.device).detach().clone()
     V = V[:, None] if V.ndim == 1 else V
-    require_shape("V0", V, (U.shape[1], None))
+    require_shape("V0", V, (U.shape[1], None), like="U0")
     X, Y = _prepare_data(X, Y, U)
-    require_shape("Y", Y, (X.shape[0], V.shape[1]))
+    require_shape("Y", Y, (X.shape[0], V.shape[1]), like="V0")
     opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
-    steps = require_positive_int("steps", steps)
+    steps = require_steps("steps", steps)
     if batch_size is not None and stream is not None:
         raise ValueError("argument `batch_size`: give either batch_size (minibatches of X, Y) or "
                          "stream (fresh batches), not both")
@@ -243,6 +293,9 @@ def train_two_layer(
                         f"{type(stream).__name__}")
     record = record_points(steps, 1 if record_every is None and record_steps is None
                            else record_every, record_steps)
+    per_record = (Y.numel() if record_outputs else 0) + (U.numel() + V.numel()
+                                                          if record_weights else 0)
+    require_record_memory(len(record), per_record + 1, U.dtype, U.device)
     batches = stream if stream is not None else minibatches(X.shape[0], batch_size, steps, seed)
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
@@ -277,30 +330,37 @@ class _Square:
 
 def train_square_network(X: Any, y: Any, W0: Any, lr: float, steps: int, record_every: int = 1,
                          device: torch.device | str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Gradient descent on f(x) = sum_i (w_i . x)^2 = |W^T x|^2, an exact NQF with A(x) = x x^T (Ch. 6).
+    r"""Gradient descent on :math:`f(x) = \sum_i (w_i\cdot x)^2 = |W^\top x|^2`, an exact NQF with
+    :math:`A(x) = xx^\top` (Chapter 6).
 
-    The same iteration as :func:`nqf_mini.simulate_W` with A_mu = x_mu x_mu^T and the loss
-    L = (1/2n) sum_mu (f_mu - y_mu)^2 (dL/dW = (2/n) X^T diag(r) X W), but without forming the n
-    matrices A_mu: one step costs O(n p d) instead of O(n p^2 d).
+    The same iteration as :func:`nqf_mini.simulate_W` with :math:`A_\mu = x_\mu x_\mu^\top` and the
+    loss :math:`L = \frac{1}{2n}\sum_\mu (f_\mu - y_\mu)^2`, but without forming the n matrices
+    :math:`A_\mu`: one step costs O(n p d) instead of O(n p^2 d).
 
     Args:
-        X: inputs (n, p); y: targets (n,); W0: initial weights (p, d), units are columns.
-        lr: learning rate (time t = lr * step); steps: number of steps.
+        X: inputs (n, p).
+        y: targets (n,).
+        W0: initial weights (p, d), units are columns.
+        lr: learning rate (time t = lr * step).
+        steps: number of steps (at most 10**7).
         record_every: record the loss every k steps and at the last step.
+        device: where to compute (None: :func:`nqf_mini.default_device`).
 
     Returns:
         (steps, loss): NumPy arrays of the recorded step indices and losses.
 
     Raises:
+        ValueError, TypeError: on a bad argument (naming it).
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     dev = resolve_device(device)
-    W = as_tensor("W0", W0, ndim=2, dtype=torch.float64, device=dev).clone()
-    X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=dev)
-    require_shape("X", X, (None, W.shape[0]))
-    y = as_tensor("y", y, ndim=1, dtype=torch.float64, device=dev)
-    require_shape("y", y, (X.shape[0],))
-    steps = require_positive_int("steps", steps)
+    W = as_tensor("W0", W0, ndim=2, dtype=torch.float64, device=dev).detach().clone()
+    X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=dev).detach()
+    require_shape("X", X, (None, W.shape[0]), like="W0")
+    y = as_tensor("y", y, ndim=1, dtype=torch.float64, device=dev).detach()
+    require_shape("y", y, (X.shape[0],), like="X")
+    steps = require_steps("steps", steps)
+    record_every = require_positive_int("record_every", record_every)
     trace = train(_Square(X, y), (W,), make_optimizer("gd", "sgd", lr), steps,
                   record=record_points(steps, record_every), every_step=False)
     return trace.loss_steps, trace.loss
