@@ -16,12 +16,12 @@ export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
 .PHONY: book test unit nbval chapters browser-test execute student notebooks \
-	install-cells compat grade book-student lock benchmarks seeds clean help
+	install-cells compat grade bwrap book-student lock benchmarks seeds clean help
 
 help:
 	@echo "make book | test | student | notebooks | install-cells | execute |" \
 	      "browser-test | compat | benchmarks | lock | clean"
-	@echo "make book-student | grade SUBMISSIONS=dir"
+	@echo "make book-student | grade SUBMISSIONS=dir [JOBS=2] [STUDENT=name]"
 
 
 $(STAMP): requirements.txt pyproject.toml
@@ -43,7 +43,7 @@ book: $(STAMP) $(VENDOR)
 
 # Tests that need no book build: the package, the chapters, both notebook editions and
 # the declared environments (ranges, lock, Binder).
-unit: $(STAMP)
+unit: $(STAMP) bwrap
 	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py \
 		tests/test_myst_transforms.py tests/test_notebook_edition.py \
 		tests/test_environment.py tests/test_grade.py -q
@@ -92,12 +92,27 @@ compat:
 book-student: $(STAMP) $(VENDOR)
 	$(BIN)/python scripts/build_student_book.py
 
-# Grade a class: every notebook under SUBMISSIONS (one folder per student) into
-# SUBMISSIONS/grades.csv, each notebook in its own process with GRADE_TIMEOUT seconds.
-GRADE_TIMEOUT ?= 120
-grade: $(STAMP)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [GRADE_TIMEOUT=120]"; exit 2; }
-	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --timeout $(GRADE_TIMEOUT)
+# bubblewrap (Debian's package), the sandbox of the grader: installed when missing and
+# make runs as root (CI); otherwise the grader says how to install it.
+bwrap:
+	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap)
+
+# Grade a class: every notebook under SUBMISSIONS (one folder per student), each in
+# bubblewrap sandboxes with GRADE_CPU CPU seconds, JOBS at a time, into
+# SUBMISSIONS/grades.csv (resumable: a second run grades only what is new or changed),
+# summary.csv, canvas.csv, derivations.csv (fill in by hand), feedback/. STUDENT=name
+# regrades one student, REGRADE=1 everyone; UNSAFE=1 grades without the sandbox.
+JOBS ?= 2
+GRADE_CPU ?= 120
+grade: $(STAMP) $(if $(UNSAFE),,bwrap)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [JOBS=2]" \
+		"[GRADE_CPU=120] [STUDENT=name] [REGRADE=1] [UNSAFE=1]"; exit 2; }
+	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --jobs $(JOBS) \
+		--cpu-seconds $(GRADE_CPU) --idle-seconds $$($(BIN)/python -c \
+		"import os; print(60 * float(os.environ.get('NQF_TIMEOUT_SCALE') or 1))") \
+		$(if $(STUDENT),--student "$(STUDENT)") $(if $(REGRADE),--regrade) \
+		$(if $(UNSAFE),--unsafe)
 
 
 # Every chapter and book notebook under other random draws (NQF_SEED=1, 2, 3: every seed of

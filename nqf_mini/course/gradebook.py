@@ -46,14 +46,14 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 def spreadsheet_safe(value: Any) -> str:
     """``value`` as a CSV cell that no spreadsheet evaluates (a leading ``'`` before
-    ``= + - @``, tab or carriage return)."""
+    ``= + - @``, a tab or a carriage return, and before a ``'`` already there)."""
     text = str(value)
-    return "'" + text if text.startswith(_FORMULA) else text
+    return "'" + text if text.startswith((*_FORMULA, "'")) else text
 
 
 def from_spreadsheet(text: str) -> str:
     """The inverse of :func:`spreadsheet_safe`."""
-    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA) else text
+    return text[1:] if text.startswith("'") else text
 
 
 def printable(name: str) -> str:

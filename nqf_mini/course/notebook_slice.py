@@ -250,16 +250,22 @@ class _Effects(ast.NodeVisitor):
         dotted = _dotted(node.func)
         last = dotted[-1] if dotted else getattr(node.func, "attr", None)
         keywords = {k.arg for k in node.keywords}
-        if dotted[:1] == ["get_ipython"]:
+        shell = node.func
+        if (isinstance(shell, ast.Attribute) and isinstance(shell.value, ast.Call)
+                and isinstance(shell.value.func, ast.Name)
+                and shell.value.func.id == "get_ipython"):
+            # IPython syntax: harmless magics and shell commands touch no names
             magic = node.args[0] if node.args else None
-            harmless = len(dotted) == 2 and (
-                dotted[1] in ("system", "getoutput")
-                or dotted[1] == "run_line_magic"
+            harmless = shell.attr in ("system", "getoutput") or (
+                shell.attr == "run_line_magic"
                 and isinstance(magic, ast.Constant)
                 and magic.value in HARMLESS_MAGICS
             )
             self.dynamic = self.dynamic or not harmless
             self.effect = True
+            for arg in node.args:
+                self.visit(arg)
+            return
         if isinstance(node.func, ast.Name) and last in BUILTIN_WRITERS:
             self.effect = True
         if isinstance(node.func, ast.Attribute) and last in METHOD_WRITERS:
