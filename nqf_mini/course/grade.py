@@ -253,6 +253,7 @@ def _grade_all(
     as it finishes; on Ctrl-C stop every kernel, keep what finished, re-raise."""
     if not todo:
         return []
+    Kernel.stopping.clear()
     stage = Path(tempfile.mkdtemp(prefix="nqf-grade-"))
     stopping = threading.Event()
     rows: list[dict[str, Any]] = []

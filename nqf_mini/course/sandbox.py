@@ -19,8 +19,9 @@ by ``bwrap`` (Debian's package ``bubblewrap``) in namespaces of its own:
 
 When the grader runs as root, the kernel does not: bwrap runs as uid 65534 (``nobody``),
 so the kernel is an unprivileged user outside its namespaces too and cannot signal,
-read or write anything of root's. (Directories that uid cannot traverse, such as a
-Python under ``/root``, are first re-exposed by a privileged, mount-only bwrap.)
+read or write anything of root's. A privileged, mount-only bwrap with a PID namespace
+of its own holds that one (so that everything dies with the grader) and re-exposes the
+directories uid 65534 cannot enter, such as a Python under ``/root``.
 
 The grader talks to a kernel through two pipes, one message at a time (:meth:`Kernel.
 request`): what comes back is read with a size limit and ``torch.load(weights_only=
@@ -331,9 +332,7 @@ def _untraversable(path: str) -> str | None:
     return None
 
 
-def bwrap_command(
-    site: Path, limits: Limits, info_fd: int, argv: list[str]
-) -> list[str]:
+def bwrap_command(site: Path, limits: Limits, argv: list[str]) -> list[str]:
     """The command line that runs ``argv`` in the sandbox (see the module docstring)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -342,7 +341,6 @@ def bwrap_command(
     inner = [
         bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
         "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
-        "--info-fd", str(info_fd),
         *_system_binds(),
         "--proc", "/proc", "--dev", "/dev",
         "--size", tmp_size, "--tmpfs", "/tmp",
@@ -357,16 +355,18 @@ def bwrap_command(
     inner += ["--chdir", HOME, "--", *argv]
     if os.geteuid() != 0:
         return inner
-    # Root: drop to an unprivileged uid first; re-expose what it could not enter.
-    hidden = sorted({a for s in sources if (a := _untraversable(s)) is not None})
+    # Root: the kernel runs as an unprivileged uid, outside its namespaces too. A
+    # privileged, mount-only bwrap with a PID namespace of its own holds the rest: when
+    # it dies (with the grader), the kernel's namespace, nested in its own, dies too
+    # (a root parent's death does not reach an unprivileged bwrap's --die-with-parent),
+    # and it re-exposes the directories that uid could not enter (a Python under /root).
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         raise SandboxUnavailable("setpriv (util-linux) is needed to drop root")
     drop = [setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
             "--clear-groups", "--inh-caps=-all", "--no-new-privs", "--"]
-    if not hidden:
-        return drop + inner
-    outer = [bwrap, "--die-with-parent", "--dev-bind", "/", "/"]
+    outer = [bwrap, "--die-with-parent", "--unshare-pid", "--dev-bind", "/", "/"]
+    hidden = sorted({a for s in sources if (a := _untraversable(s)) is not None})
     for ancestor in hidden:
         outer += ["--tmpfs", ancestor]
         for source in sources:
@@ -387,19 +387,12 @@ def bwrap_problem(site: Path | None = None) -> str | None:
         )
     with tempfile.TemporaryDirectory(prefix="nqf-probe-") as tmp:
         Path(tmp).chmod(0o755)
-        read, write = os.pipe()
         try:
-            cmd = bwrap_command(
-                Path(site or tmp), Limits(), write,
-                [sys.executable, "-I", "-c", "print('ok')"],
-            )
-            run = subprocess.run(cmd, pass_fds=(write,), capture_output=True,
-                                 timeout=60, text=True)
+            cmd = bwrap_command(Path(site or tmp), Limits(),
+                                [sys.executable, "-I", "-c", "print('ok')"])
+            run = subprocess.run(cmd, capture_output=True, timeout=60, text=True)
         except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
             return f"bubblewrap could not start: {exc}"
-        finally:
-            os.close(read)
-            os.close(write)
     if run.returncode != 0 or run.stdout.strip() != "ok":
         tail = (run.stderr.strip().splitlines() or ["no message"])[-1]
         return (
@@ -411,6 +404,27 @@ def bwrap_problem(site: Path | None = None) -> str | None:
 
 
 # --- one kernel -----------------------------------------------------------------------
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid``, parents before children (read from /proc)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop(0)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                kids = Path(f"/proc/{current}/task/{task}/children").read_text().split()
+            except OSError:
+                continue
+            for kid in map(int, kids):
+                if kid not in found:
+                    found.append(kid)
+                    queue.append(kid)
+    return found
 
 
 def _cpu_seconds(pid: int) -> float | None:
@@ -432,18 +446,37 @@ class Kernel:
 
     _live: set[Kernel] = set()
     _live_lock = threading.Lock()
+    stopping = threading.Event()
 
     @classmethod
     def stop_all(cls) -> None:
-        """Stop every kernel still running (Ctrl-C)."""
+        """Kill every kernel still running and start no new one (Ctrl-C); the threads
+        that talk to them see them die and clean up."""
+        cls.stopping.set()
         with cls._live_lock:
             kernels = list(cls._live)
         for kernel in kernels:
-            kernel.close()
+            kernel.kill()
+
+    def kill(self) -> None:
+        """Kill the sandbox now: bwrap and every process below it (the namespaces die
+        with their first process; in the unsafe mode, its process group)."""
+        for pid in [self.proc.pid, *_descendants(self.proc.pid)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self._workdir is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def __init__(
         self, mode: str, site: Path, limits: Limits, unsafe: bool = False
     ) -> None:
+        if Kernel.stopping.is_set():
+            raise KernelFailure("grading was stopped")
         self.limits = limits
         self.started = time.monotonic()
         boot = (
@@ -453,7 +486,6 @@ class Kernel:
         argv = [sys.executable, "-I", "-c", boot, mode, json.dumps(limits.rlimits())]
         to_kernel, self._to = os.pipe()
         self._from, from_kernel = os.pipe()
-        info_read, info_write = os.pipe()
         stderr = tempfile.TemporaryFile()
         try:
             if unsafe:
@@ -466,17 +498,15 @@ class Kernel:
                 self.pid: int | None = self.proc.pid
             else:
                 self._workdir = None
-                cmd = bwrap_command(site, limits, info_write, argv)
+                cmd = bwrap_command(site, limits, argv)
                 self.proc = subprocess.Popen(
                     cmd, stdin=to_kernel, stdout=from_kernel, stderr=stderr,
-                    pass_fds=(info_write,), env={"PATH": os.environ.get("PATH", "")},
+                    env={"PATH": os.environ.get("PATH", "")},
                 )
                 self.pid = None
         finally:
             os.close(to_kernel)
             os.close(from_kernel)
-            os.close(info_write)
-        self._info: int | None = info_read
         self._stderr = stderr
         self._cpu = 0.0
         self._progress = time.monotonic()
@@ -488,32 +518,18 @@ class Kernel:
     # -- reading, with the limits --
 
     def _kernel_pid(self) -> int | None:
-        """The kernel process's pid (outside its namespace), once bwrap has said it."""
-        if self.pid is not None or self._info is None:
-            return self.pid
-        poller = select.poll()
-        poller.register(self._info, select.POLLIN | select.POLLHUP)
-        if not poller.poll(0):
-            return None
-        data = os.read(self._info, 4096)
-        os.close(self._info)
-        self._info = None
-        try:
-            init = int(json.loads(data.decode())["child-pid"])
-        except (ValueError, KeyError, TypeError):
-            return None
-        # bwrap's own init is the namespace's pid 1; the kernel is its child.
-        for _ in range(50):
-            children = Path(f"/proc/{init}/task/{init}/children")
-            try:
-                kids = children.read_text().split()
-            except OSError:
-                return None
-            if kids:
-                self.pid = int(kids[0])
-                return self.pid
-            time.sleep(0.02)
-        return None
+        """The kernel process's pid (outside its namespaces): the first process below
+        bwrap that runs the grading kernel."""
+        if self.pid is None:
+            for pid in _descendants(self.proc.pid):
+                try:
+                    args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if args[0] == sys.executable.encode() and b"grading_kernel" in args[3]:
+                    self.pid = pid
+                    break
+        return self.pid
 
     def cpu_seconds(self) -> float:
         """CPU seconds the kernel process has used so far (the last value read)."""
@@ -632,24 +648,16 @@ class Kernel:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         if self.proc.poll() is None:
-            try:
-                if self._workdir is not None:  # unsafe: its process group
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                else:
-                    self.proc.kill()
-            except (ProcessLookupError, PermissionError):
-                pass
+            self.kill()
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        for fd in (self._to, self._from, self._info):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._info = None
+        for fd in (self._to, self._from):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         self._stderr.close()
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
