@@ -538,8 +538,9 @@ def test_ctrl_c_keeps_what_was_graded_and_the_next_run_grades_the_rest(tmp_path)
         nbformat.write(_notebook(cells), tmp_path / student / "05_x.ipynb")
     cmd = [sys.executable, "-m", "nqf_mini.course.grade", str(tmp_path), "--jobs", "1",
            "--seed", "3"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    proc = subprocess.Popen(  # Ctrl-C as in a terminal, even if this run ignores it
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     book = tmp_path / "grades.csv"
     deadline = time.monotonic() + 300 * SCALE
     while time.monotonic() < deadline and not (

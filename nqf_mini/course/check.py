@@ -12,8 +12,8 @@ chapter::
 
 The answer is called in a thread of its own and read back as plain data
 (:mod:`nqf_mini.course.answers`). A self-check runs the public cases; the grader (``make
-grade``) runs the same checks on hidden, randomised cases as well, in a process of its
-own.
+grade``, :mod:`nqf_mini.course.grade_notebook`) runs the same checks on hidden,
+randomised cases as well, in its own process, on answers computed in sandboxes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Grade a class: ``make grade SUBMISSIONS=dir`` (``python -m nqf_mini.course.grade dir``).
+"""Grade a class: ``make grade SUBMISSIONS=dir`` (or ``python -m nqf_mini.course.grade
+dir``).
 
 Every ``*.ipynb`` under ``dir`` is a submission. The student is the *top-level* folder
 under ``dir`` that holds it, however deep (``dir/alice/hw1/04_lotka_volterra.ipynb`` is
@@ -205,8 +206,9 @@ def grade_class(
         names = ", ".join(str(p.relative_to(root)) for p in paths)
         message = (f"{len(paths)} notebooks for chapter {chapter} ({names}): keep one "
                    f"and run make grade again")
-        rows += [{"student": student, "chapter": chapter, **row(label, "error", message),
-                  "notebook": names, "sha256": ""} for label in keys[chapter].labels]
+        rows += [{"student": student, "chapter": chapter,
+                  **row(label, "error", message), "notebook": names, "sha256": ""}
+                 for label in keys[chapter].labels]
     rows += _missing(rows, keys)
     order = {label: k for k in keys.values() for label in k.labels}
     rows.sort(key=lambda r: (r["student"], r["chapter"], list(order).index(r["label"])))
@@ -320,10 +322,12 @@ def _write_reports(
 ) -> None:
     """The sheet of derivations, the students' written answers, the final tables and
     the feedback files."""
-    page = INSTRUCTOR_PAGE.read_text(encoding="utf-8") if INSTRUCTOR_PAGE.exists() else ""
+    page = INSTRUCTOR_PAGE.read_text(encoding="utf-8") if INSTRUCTOR_PAGE.exists() \
+        else ""
     marks = rubrics(page)
     handed = {
-        (s.student, s.chapter): [m.label for m in marks.values() if m.chapter == s.chapter]
+        (s.student, s.chapter): [m.label for m in marks.values()
+                                 if m.chapter == s.chapter]
         for s in subs
     }
     sheet = gradebook.update_sheet(out / "derivations.csv", handed, marks)
@@ -357,12 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2,
                         help="notebooks graded at a time (default 2)")
     parser.add_argument("--cpu-seconds", type=float, default=Limits.cpu_seconds,
-                        help="CPU seconds for one notebook's kernel (default %(default)s)")
+                        help="CPU seconds of a notebook's kernel (default %(default)s)")
     parser.add_argument("--idle-seconds", type=float, default=Limits.idle_seconds,
                         help="wall seconds a kernel may compute nothing (default "
                              "%(default)s)")
     parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
-                        help="address space of each kernel process (default %(default)s)")
+                        help="address space of a kernel process (default %(default)s)")
     parser.add_argument("--student", action="append", default=[],
                         help="regrade this student (repeatable), changed or not")
     parser.add_argument("--regrade", action="store_true",

@@ -255,6 +255,59 @@ def row(label: str, verdict: str, message: str) -> dict[str, Any]:
     }
 
 
+class NotebookFailed(Exception):
+    """The notebook itself did not run to its end: every answer left gets
+    ``verdict``."""
+
+    def __init__(self, verdict: str, message: str) -> None:
+        super().__init__(message)
+        self.verdict, self.message = verdict, message[:300]
+
+
+class NotebookKernel:
+    """The notebook kernel of one submission: started, and the notebook's cells run,
+    when an answer is first asked for, and again after it died."""
+
+    def __init__(
+        self, data: bytes, name: str, cells: list[tuple[int, str]],
+        staged: StagedPackage, limits: Limits, unsafe: bool,
+    ) -> None:
+        self.data, self.name, self.cells = data, name, cells
+        self.staged, self.limits, self.unsafe = staged, limits, unsafe
+        self.kernel: Kernel | None = None
+        self.cpu = 0.0
+        self.dtype = "torch.float32"
+        self.cell_errors: list[tuple[int, str]] = []
+
+    def describe(self, expr: str) -> Any:
+        """What the notebook's answer ``expr`` is (see :class:`RemoteAnswer`)."""
+        if self.kernel is None or self.kernel.closed:
+            self.close()
+            self.kernel = Kernel("notebook", self.staged.notebook, self.limits,
+                                 self.unsafe)
+            try:
+                result = self.kernel.request({"op": "run", "notebook": self.data,
+                                              "name": self.name, "cells": self.cells})
+            except KernelTimeout as exc:
+                message = f"the notebook did not finish: it {exc}"
+                raise NotebookFailed("timeout", message) from None
+            except KernelFailure as exc:
+                message = f"the notebook's kernel stopped while it ran: {exc}"
+                raise NotebookFailed("error", message) from None
+            result = result if isinstance(result, dict) else {}
+            self.dtype = str(result.get("dtype", "torch.float32"))
+            errors = result.get("errors", [])
+            self.cell_errors = [(i, str(m)[:200]) for i, m in errors
+                                if type(i) is int][:20]
+        return self.kernel.request({"op": "describe", "expr": expr})
+
+    def close(self) -> None:
+        if self.kernel is not None:
+            self.cpu += self.kernel.cpu_seconds()
+            self.kernel.close()
+            self.kernel = None
+
+
 def grade_notebook(
     data: bytes,
     name: str,
@@ -280,54 +333,44 @@ def grade_notebook(
     }
     run = cells_to_run(sources, set(key.lecture), list(expressions.values()))
     graded = Graded([], cells_run=len(run), cells=len(sources))
+    notebook = NotebookKernel(data, name, [(i, sources[i]) for i in run], staged,
+                              limits, unsafe)
     calls = AnswerCalls(staged, limits, unsafe)
-    notebook: Kernel | None = None
-    cpu = 0.0
     try:
         for label in key.labels:
-            try:
-                if notebook is None or notebook.closed:
-                    if notebook is not None:
-                        cpu += notebook.cpu_seconds()
-                    notebook = Kernel("notebook", staged.notebook, limits, unsafe)
-                    try:
-                        result = notebook.request({
-                            "op": "run", "notebook": data, "name": name,
-                            "cells": [(i, sources[i]) for i in run],
-                        })
-                    except KernelTimeout as exc:
-                        message = f"the notebook did not finish: it {exc}"
-                        graded.rows += [row(x, "timeout", message)
-                                        for x in key.labels[len(graded.rows):]]
-                        break
-                    except KernelFailure as exc:
-                        message = f"the notebook's kernel stopped while it ran: {exc}"
-                        graded.rows += [row(x, "error", message[:300])
-                                        for x in key.labels[len(graded.rows):]]
-                        break
-                    result = result if isinstance(result, dict) else {}
-                    calls.dtype = str(result.get("dtype", "torch.float32"))
-                    errors = result.get("errors", [])
-                    graded.cell_errors = [(int(i), str(m)[:200]) for i, m in errors][:20]
-                info = notebook.request({"op": "describe", "expr": expressions[label]})
-                result = judge(label, RemoteAnswer(info, label, calls), hidden=seed)
-                verdict = "pass" if result.ok else "missing" if result.missing else "fail"
-                graded.rows.append(row(label, verdict, result.message))
-            except KernelTimeout as exc:
-                graded.rows.append(row(label, "timeout", f"this answer {exc}"[:300]))
-            except KernelFailure as exc:
-                graded.rows.append(row(label, "error", f"this answer: {exc}"[:300]))
-            except Exception as exc:  # noqa: BLE001
-                # A check that cannot judge what came back: this answer's error only.
-                graded.rows.append(row(
-                    label, "error",
-                    f"the answer could not be judged ({type(exc).__name__}: {exc})"[:300],
-                ))
+            graded.rows.append(_grade_answer(label, expressions[label], seed,
+                                             notebook, calls))
+    except NotebookFailed as failed:
+        graded.rows += [row(label, failed.verdict, failed.message)
+                        for label in key.labels[len(graded.rows):]]
     finally:
-        if notebook is not None:
-            cpu += notebook.cpu_seconds()
-            notebook.close()
+        notebook.close()
         calls.close()
-    graded.cpu = cpu + calls.cpu
+    graded.cell_errors = notebook.cell_errors
+    graded.cpu = notebook.cpu + calls.cpu
     graded.seconds = time.monotonic() - start
     return graded
+
+
+def _grade_answer(
+    label: str, expr: str, seed: int, notebook: NotebookKernel, calls: AnswerCalls
+) -> dict[str, Any]:
+    """The row of one exercise; a failure costs this answer only (NotebookFailed
+    aside)."""
+    calls.dtype = notebook.dtype
+    try:
+        info = notebook.describe(expr)
+        calls.dtype = notebook.dtype
+        result = judge(label, RemoteAnswer(info, label, calls), hidden=seed)
+    except NotebookFailed:
+        raise
+    except KernelTimeout as exc:
+        return row(label, "timeout", f"this answer {exc}"[:300])
+    except KernelFailure as exc:
+        return row(label, "error", f"this answer: {exc}"[:300])
+    except Exception as exc:  # noqa: BLE001
+        # A check that cannot judge what came back: this answer's error only.
+        message = f"the answer could not be judged ({type(exc).__name__}: {exc})"
+        return row(label, "error", message[:300])
+    verdict = "pass" if result.ok else "missing" if result.missing else "fail"
+    return row(label, verdict, result.message)

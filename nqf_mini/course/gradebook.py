@@ -5,8 +5,8 @@
   row by row as notebooks finish (flushed to disk each time), so Ctrl-C keeps what was
   graded, and it is read back on the next run, which grades only the notebooks that
   are new or changed.
-* ``derivations.csv`` (:func:`update_sheet`): the sheet for the exercises graded by hand,
-  one row per student, handed-in chapter, derivation exercise and rubric item
+* ``derivations.csv`` (:func:`update_sheet`): the sheet for the exercises graded by
+  hand, one row per student, handed-in chapter, derivation exercise and rubric item
   (:mod:`nqf_mini.course.rubrics`), with ``points`` and ``comment`` left for the
   teacher; a later run adds rows for new submissions and keeps what was filled in.
   ``derivations/<student>.md`` collects each student's written answers beside the
@@ -67,7 +67,8 @@ def printable(name: str) -> str:
 
 def file_stem(student: str) -> str:
     """A file name for ``student``'s files: the name's letters, digits, ``.``, ``-``
-    and ``_``, and a short hash when anything else had to go (so names stay distinct)."""
+    and ``_``, and a short hash when anything else had to go (so names stay
+    distinct)."""
     stem = re.sub(r"[^\w.-]+", "_", student, flags=re.UNICODE).strip("._") or "student"
     if stem != student:
         stem += "-" + hashlib.sha256(student.encode()).hexdigest()[:8]
@@ -198,7 +199,7 @@ def sheet_points(rows: list[dict[str, str]]) -> tuple[dict[str, float], list[str
     return points, warnings
 
 
-# --- the final table, the LMS export, feedback -----------------------------------------
+# --- the final table, the LMS export, feedback --------------------------------------
 
 
 def _number(value: float) -> str:
@@ -305,7 +306,8 @@ def write_answers(
     out: Path, answers: dict[str, dict[int, dict[str, str]]], rubrics: dict[str, Any]
 ) -> None:
     """``derivations/<student>.md``: each student's written derivations, chapter by
-    chapter, each beside its rubric (``answers``: student -> chapter -> label -> text)."""
+    chapter, each beside its rubric (``answers``: student -> chapter -> label ->
+    text)."""
     folder = out / "derivations"
     folder.mkdir(exist_ok=True)
     for student, chapters in answers.items():

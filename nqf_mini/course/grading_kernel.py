@@ -20,9 +20,9 @@ cases (:func:`~nqf_mini.course.sandbox.stage_package`).
 :func:`~nqf_mini.course.answers.run` and sends back the plain result. Its package holds
 only the helpers an answer may use: every other name of ``nqf_mini`` is a function that
 raises ``PermissionError(REFUSED + name)``, which :func:`~nqf_mini.course.answers.run`
-reports as a refused call. So "an answer may not call the package function that computes
-it" holds however the call is made (a thread, ``sys.modules``, a name built from pieces):
-that function is not in the process, nor its source in the sandbox.
+reports as a refused call. So "an answer may not call the package function that
+computes it" holds however the call is made (a thread, ``sys.modules``, a name built
+from pieces): that function is not in the process, nor its source in the sandbox.
 
 Nothing here decides a verdict; the grader judges what comes back, in its own process.
 """
@@ -105,7 +105,8 @@ class _Channel:
 
 class _Shell:
     """What ``get_ipython()`` gives a notebook here: the magics a notebook may carry
-    run their code (``%time``, ``%%capture``) or do nothing (``%matplotlib``, ``!pip``)."""
+    run their code (``%time``, ``%%capture``) or do nothing (``%matplotlib``,
+    ``!pip``)."""
 
     RUN = {"time", "timeit", "prun", "capture"}
 
@@ -239,8 +240,9 @@ DTYPES = ("torch.float64", "torch.float32", "torch.float16", "torch.bfloat16")
 
 
 def _set_dtype(name: Any) -> None:
-    """Give the answers the default dtype the notebook left (its functions were written
-    for it, e.g. ``torch.zeros(K)`` after ``torch.set_default_dtype(torch.float64)``)."""
+    """Give the answers the default dtype the notebook left (its functions were
+    written for it: ``torch.zeros(K)`` after
+    ``torch.set_default_dtype(torch.float64)``)."""
     import torch
 
     if name in DTYPES:
@@ -278,8 +280,8 @@ def answers_kernel(channel: _Channel) -> None:
                     fn = fn[request["index"]]
                 args = tuple(decode_arrays(request["args"]))
                 if request.get("hessian") is not None:
-                    fn, name = _unit_hessian(fn, request["hessian"]), f"autograd "\
-                        f"through {name}"
+                    fn = _unit_hessian(fn, request["hessian"])
+                    name = f"autograd through {name}"
                 outcome = run(fn, args, name, trusted=True)
                 record = {
                     "status": outcome.status,

@@ -151,8 +151,9 @@ class Limits:
 GRADER_ONLY = ("checks_ch*.py", "feedback.py", "grade.py", "grade_notebook.py",
                "gradebook.py", "points.py", "notebook_slice.py", "rubrics.py")
 
-CHECK_STUB = '''"""``check.exercise`` while a notebook is graded: the grader judges the answers
-outside this sandbox, so the self-check only says so (and lets the notebook go on)."""
+CHECK_STUB = '''"""``check.exercise`` while a notebook is graded: the grader judges the
+answers outside this sandbox, so the self-check only says so (and lets the notebook
+go on)."""
 
 from typing import Any
 
@@ -165,9 +166,9 @@ def exercise(label: str, answer: Any, *, quiet: bool = False) -> CheckResult:
     return CheckResult(True, MESSAGE)
 '''
 
-ANSWER_PACKAGE = '''"""nqf_mini as an answer sees it while it is graded: the helpers an answer may use,
-and nothing that computes what an exercise asks. Every other name is a function that
-refuses to run."""
+ANSWER_PACKAGE = '''"""nqf_mini as an answer sees it while it is graded: the helpers an
+answer may use, and nothing that computes what an exercise asks. Every other name is a
+function that refuses to run."""
 
 import importlib.abc
 import importlib.machinery
@@ -245,7 +246,8 @@ class StagedPackage:
 
 
 def stage_package(root: Path) -> StagedPackage:
-    """Write both copies of the package under ``root`` (byte-compiled, world-readable)."""
+    """Write both copies of the package under ``root`` (byte-compiled,
+    world-readable)."""
     import compileall
 
     from . import answers as answers_module
@@ -440,8 +442,9 @@ class Kernel:
     """One grading kernel in its sandbox; :meth:`request` sends a message and returns
     the reply.
 
-    ``mode`` is ``"notebook"`` or ``"answers"`` (:mod:`~nqf_mini.course.grading_kernel`),
-    ``site`` the staged copy of the package it imports.
+    ``mode`` is ``"notebook"`` or ``"answers"``
+    (:mod:`~nqf_mini.course.grading_kernel`), ``site`` the staged copy of the package
+    it imports.
     """
 
     _live: set[Kernel] = set()
@@ -540,7 +543,8 @@ class Kernel:
         return self._cpu
 
     def _wait(self, fd: int, event: int) -> None:
-        """Wait until ``fd`` is ready for ``event``, within the limits (see the class)."""
+        """Wait until ``fd`` is ready for ``event``, within the limits (see the
+        class)."""
         poller = select.poll()
         poller.register(fd, event | select.POLLHUP | select.POLLERR)
         while True:
