@@ -25,8 +25,8 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_student  # noqa: E402
+sys.path.insert(0, str(ROOT))  # the tooling, a package
+from scripts import make_student  # noqa: E402
 
 from nqf_mini.course import grade, grade_notebook  # noqa: E402
 

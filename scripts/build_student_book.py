@@ -35,9 +35,9 @@ import nbformat
 
 import yaml
 
+from scripts import make_student
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_student  # noqa: E402
 
 #: Where the student edition goes, in the source tree and in the built book.
 EDITION = "student"

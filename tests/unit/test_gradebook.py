@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import csv
-import sys
 from pathlib import Path
 
 import nbformat
@@ -91,8 +90,7 @@ def test_summary_canvas_and_feedback(tmp_path):
 
 
 def test_every_rubric_adds_up_and_every_derivation_has_one(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import make_student
+    from scripts import make_student
 
     marks = rubrics(PAGE)
     for rubric in marks.values():

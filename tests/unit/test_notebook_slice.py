@@ -4,7 +4,6 @@ rule, and on the chapters themselves against running them whole."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import nbformat
@@ -100,8 +99,7 @@ def test_cell_facts_of_global_effects():
 def test_the_student_edition_runs_only_its_setup_and_exercises(number, tmp_path):
     """What an honest submission costs: the student edition's slice is its setup cells
     and the exercise cells (skeletons), not the lecture."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import make_student
+    from scripts import make_student
 
     key = chapter_keys(ROOT / "chapters")[number]
     path = next((ROOT / "chapters").glob(f"{number:02d}_*.ipynb"))

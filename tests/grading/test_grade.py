@@ -35,9 +35,9 @@ from nqf_mini.course.grade_notebook import chapter_keys, labels_of_chapter
 from nqf_mini.course.points import POINTS
 from nqf_mini.course.sandbox import KERNEL_ENV, Kernel, Limits, bwrap_problem
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_student  # noqa: E402
+from scripts import make_student
+
+ROOT = Path(__file__).resolve().parents[2]
 
 FULL_CHAPTER = ROOT / "chapters" / "04_lotka_volterra.ipynb"
 SCALE = float(os.environ.get("NQF_TIMEOUT_SCALE", "1") or 1)
