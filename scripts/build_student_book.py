@@ -18,9 +18,9 @@ never the notebook edition in ``notebooks/``, which holds the solutions (collaps
   whose ``binder/postBuild`` writes the student edition there;
 * the Colab button opens ``student/<chapter>.ipynb`` on GitHub, which exists only where
   a teacher has published the student edition: on the branch named by
-  ``nqf_student_branch`` in ``_config.yml`` (``sphinx: config:``). Without it the
-  student book has no Colab button (students upload the downloaded notebook to Colab,
-  as their README says).
+  ``nqf_student_branch`` in ``_config.yml`` (``sphinx: config:``; the instructor page
+  says how). Without it the student book has no Colab button (students upload the
+  downloaded notebook to Colab, as their README says).
 """
 
 from __future__ import annotations

@@ -40,8 +40,8 @@ def _rewrite(
     drop: tuple[str, ...] = (),
 ) -> int:
     """Replace ``old`` by ``new`` in the launch URLs (and the download URL), the branch
-    ``branch[0]`` by ``branch[1]``, and leave out the launch buttons of the hosts in
-    ``drop``; count the launch URLs changed."""
+    ``branch[0]`` by ``branch[1]`` in the URLs of files on GitHub (Colab's), and leave
+    out the launch buttons of the hosts in ``drop``; count the launch URLs changed."""
     changed = 0
     for button in list(buttons):
         if button.get("type") == "group":
@@ -58,9 +58,8 @@ def _rewrite(
                     changed += 1
                     continue
                 url = url.replace(old, new)
-                if branch is not None:
+                if branch is not None:  # GitHub's files (Colab); Binder builds main
                     url = url.replace(f"/blob/{branch[0]}/", f"/blob/{branch[1]}/")
-                    url = url.replace(f"/{branch[0]}?urlpath=", f"/{branch[1]}?urlpath=")
                 button["url"] = url
                 changed += 1
     return changed

@@ -241,6 +241,15 @@ def _notebook(cells: list[str], kernel: str = "python3") -> nbformat.NotebookNod
     return nb
 
 
+def _with_stored_passes(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """i4: every cell claims, in stored outputs, to have passed its self-check."""
+    for count, cell in enumerate(nb.cells, start=1):
+        cell.execution_count = count
+        cell.outputs = [nbformat.v4.new_output(
+            "stream", name="stdout", text="PASS: ch4.lv_rhs\nPASS: ch4.nnls_end_state\n")]
+    return nb
+
+
 def _tree_hash(folder: Path, skip: set[str] = frozenset()) -> dict[str, str]:
     return {
         str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -285,7 +294,7 @@ def graded(tmp_path_factory):
         for name, cells in notebooks.items():
             cells = [c.replace("{repo}", str(ROOT)).replace("{root}", str(root))
                      .replace("{{}}", "{}") for c in cells]
-            nbformat.write(_notebook(cells), root / student / name)
+            nbformat.write(_with_stored_passes(_notebook(cells)), root / student / name)
     for name in NAMES:
         (root / name).mkdir()
         (root / name / "01_x.ipynb").write_text("{ not json")
