@@ -102,8 +102,8 @@ class Limits:
     seconds it may wait without computing; ``wall_seconds``: the backstop (default ten
     times the CPU seconds, plus a minute). ``memory_mb``: address space per process;
     ``processes``: processes and threads in its namespace; ``file_size_mb``: the largest
-    file it may write, and the size of its ``/tmp`` and of its home; ``reply_mb``: the
-    largest reply the grader reads.
+    file it may write (its ``/tmp`` and its home hold four times that each);
+    ``reply_mb``: the largest reply the grader reads.
     """
 
     cpu_seconds: float = 120.0
