@@ -42,7 +42,7 @@ export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
 .PHONY: book test lint unit nbval browser-test execute student notebooks install-cells \
-	compat compat-install grade book-student release lock benchmarks seeds clean help
+	compat compat-install grade bwrap book-student release lock benchmarks seeds clean help
 # A recipe that fails leaves no target behind (a half-built book is built again).
 .DELETE_ON_ERROR:
 
@@ -83,7 +83,7 @@ book-student: $(STUDENT_HTML)
 
 # Tests that need no built book: every folder of tests/ except book/ and browser/ (the
 # markers are set by folder in tests/conftest.py).
-unit: $(STAMP) $(VENDOR)
+unit: $(STAMP) $(VENDOR) bwrap
 	$(BIN)/python -m pytest tests -m "not build and not browser" -q
 
 # Every notebook re-executed and its stored outputs compared, JOBS notebooks at a time
@@ -138,12 +138,26 @@ compat-install: $(STAMP)
 compat: compat-install
 	$(NOX) -R -j 2 -s $(COMPAT)
 
-# Grade a class: every notebook under SUBMISSIONS (one folder per student) into
-# SUBMISSIONS/grades.csv, each notebook in its own process with GRADE_TIMEOUT seconds.
-GRADE_TIMEOUT ?= 120
-grade: $(STAMP)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [GRADE_TIMEOUT=120]"; exit 2; }
-	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --timeout $(GRADE_TIMEOUT)
+# bubblewrap (Debian's package), the sandbox of the grader: installed when missing and
+# make runs as root (CI); otherwise the grader says how to install it.
+bwrap:
+	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap)
+
+# Grade a class: every notebook under SUBMISSIONS (one folder per student), each in
+# bubblewrap sandboxes with GRADE_CPU CPU seconds, JOBS at a time, into
+# SUBMISSIONS/grades.csv (resumable: a second run grades only what is new or changed),
+# summary.csv, canvas.csv, derivations.csv (fill in by hand), feedback/. STUDENT=name
+# regrades one student, REGRADE=1 everyone; UNSAFE=1 grades without the sandbox.
+JOBS ?= 2
+GRADE_CPU ?= 120
+grade: $(STAMP) $(if $(UNSAFE),,bwrap)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [JOBS=2]" \
+		"[GRADE_CPU=120] [STUDENT=name] [REGRADE=1] [UNSAFE=1]"; exit 2; }
+	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --jobs $(JOBS) \
+		--cpu-seconds $(GRADE_CPU) --idle-seconds $$($(BIN)/python -m scripts.timeouts 60) \
+		$(if $(STUDENT),--student "$(STUDENT)") $(if $(REGRADE),--regrade) \
+		$(if $(UNSAFE),--unsafe)
 
 # Tag a release: version (nqf_mini.__version__), CHANGELOG.md, install cells and the
 # notebook edition must agree (scripts/release.py says what differs), then tag v<version>.

@@ -240,9 +240,16 @@ def build(chapters: list[Path], dest: Path) -> list[Path]:
 
 
 def write_readme(dest: Path) -> Path:
-    """Copy the students' README (``scripts/student_README.md``) into ``dest``."""
+    """Write the students' README (``scripts/student_README.md``) into ``dest``, with
+    the repository's address (``_config.yml``) and the package's install line (the one
+    of the Colab install cell) filled in."""
+    cell = _install_cell.install_cell_source(ROOT)
+    spec = re.search(r'"(nqf_mini @ git\+[^"]+)"', cell).group(1)
+    text = (ROOT / "scripts" / "student_README.md").read_text(encoding="utf-8")
     target = dest / "README.md"
-    shutil.copy(ROOT / "scripts" / "student_README.md", target)
+    text = text.replace("{install_spec}", spec).replace(
+        "{repository}", _install_cell.repository_url(ROOT))
+    target.write_text(text, encoding="utf-8")
     return target
 
 

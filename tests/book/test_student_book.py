@@ -3,12 +3,17 @@ test).
 
 Every page of the table of contents is built; no solution, neither its text nor its
 code, is in any page; the chapters have their skeletons and "Your answer" cells; the
-instructor page with its rubrics is replaced by a note.
+instructor page with its rubrics is replaced by a note; every launch and download
+button of a chapter opens its student edition, none the notebook edition with the
+solutions.
 """
 
 import ast
 import html
 import re
+import subprocess
+import sys
+from urllib.parse import parse_qs, urljoin, urlsplit
 from pathlib import Path
 
 import nbformat
@@ -65,3 +70,45 @@ def test_no_solution_in_the_student_book(path):
 def test_the_instructor_page_is_a_note():
     text = _text("book/instructor")
     assert "student edition" in text and "Rubric" not in text and "make grade" in text
+
+
+def _links(page: str) -> list[str]:
+    text = (HTML / f"{page}.html").read_text(encoding="utf-8")
+    return [html.unescape(h) for h in re.findall(r'href="([^"]+\.ipynb[^"]*)"', text)]
+
+
+NOTEBOOK_PAGES = CHAPTERS + sorted((ROOT / "book").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_PAGES, ids=lambda p: p.stem)
+def test_launch_and_download_buttons_open_the_student_edition(path, tmp_path):
+    """Follow each button of a chapter page: the download is a file of the built book,
+    the student edition; Binder opens student/ of the repository's image (binder/
+    postBuild writes it, run here into a folder); no button opens notebooks/ or
+    chapters/; Colab, absent unless a student branch is configured."""
+    page = f"{path.parent.name}/{path.stem}"
+    links = _links(page)
+    assert links, f"{path.name}: no launch or download button"
+    assert not [u for u in links if "notebooks/" in u or "chapters/" in urlsplit(u).path
+                or "book/" in urlsplit(u).path], links
+    downloads = [u for u in links if not urlsplit(u).scheme]
+    assert downloads, links
+    for url in downloads:
+        target = HTML / urlsplit(urljoin(f"{page}.html", url)).path
+        nb = nbformat.read(target, as_version=4)
+        assert nb.metadata.get("nqf_student_edition") is True
+        assert not [c for c in nb.cells if "solution" in c.metadata.get("tags", [])]
+    binder = [u for u in links if "mybinder" in u]
+    assert binder, links
+    (tree,) = parse_qs(urlsplit(binder[0]).query)["urlpath"]
+    assert tree.endswith(f"student/{path.name}")
+    postbuild = (ROOT / "binder" / "postBuild").read_text()
+    command = next(line for line in postbuild.splitlines() if "make_student" in line)
+    words = command.split()
+    module, out = words[2], words[-1]
+    sources = [str(p) for w in words[3:-2] for p in sorted(ROOT.glob(w))]
+    assert words[:2] == ["python", "-m"] and str(path) in sources, command
+    subprocess.run([sys.executable, "-m", module, str(path), "--out",
+                    str(tmp_path / out)], check=True, capture_output=True, cwd=ROOT)
+    assert (tmp_path / out / path.name).is_file()
+    assert not [u for u in links if "colab" in u]  # no student branch configured
