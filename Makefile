@@ -31,7 +31,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-# Offline web assets (MathJax, require.js, the ipywidgets HTML manager) from pinned npm packages.
+# Offline web assets (MathJax) from pinned npm packages; axe-core for the browser test.
 $(VENDOR): package.json package-lock.json scripts/vendor_assets.py $(STAMP)
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	$(BIN)/python scripts/vendor_assets.py

@@ -1,0 +1,111 @@
+"""axe-core (WCAG 2.1 A and AA) on every page of the book, light and dark; and the keyboard.
+
+For each page of ``_toc.yml``, Debian's Chromium (Playwright) loads the page from the local
+server at 1280 x 900, typesets every formula (as printing does: the book typesets lazily),
+injects axe-core from ``node_modules/axe-core`` (pinned in ``package.json``; nothing is
+fetched) and runs the rules tagged ``wcag2a``, ``wcag2aa``, ``wcag21a`` and ``wcag21aa``,
+first in the light theme and then, on the same page, in the dark one. A **serious or
+critical** violation fails the test, except the theme-owned ones listed in
+:data:`THEME_OWNED` (each with its upstream issue), which are reported instead. Minor and
+moderate findings are written, with the rest, to ``_build/screenshots/axe.json``.
+
+The keyboard check: no formula is a tab stop (``inTabOrder: false`` in ``_config.yml``;
+screen readers still read each formula's MathML), and every shown image has alt text.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from .conftest import ROOT, SCREENSHOTS
+from .test_offline_book import toc_files
+
+PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+REPORT = SCREENSHOTS / "axe.json"
+FAILING = {"serious", "critical"}
+
+#: Serious or critical findings that come from the themes and cannot be fixed in the course:
+#: rule id -> (CSS selector fragment of the offending element, upstream issue). Empty: every
+#: such finding of the last audit (summary-name, the citation roles) is fixed here.
+THEME_OWNED: dict[str, tuple[str, str]] = {}
+
+RUN_AXE = """async () => {
+  const result = await axe.run(document, {
+    runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+    resultTypes: ['violations'],
+  });
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5), count: v.nodes.length}));
+}"""
+
+TYPESET_ALL = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+    if (MathJax.startup.document.lazyTypesetAll) await MathJax.startup.document.lazyTypesetAll();
+  }
+}"""
+
+KEYBOARD = """() => ({
+  formulaStops: Array.from(document.querySelectorAll('mjx-container'))
+    .filter(c => c.tabIndex >= 0).length,
+  formulas: document.querySelectorAll('mjx-container').length,
+  noAlt: Array.from(document.querySelectorAll('.bd-article img'))
+    .filter(i => !(i.getAttribute('alt') || '').trim()).map(i => i.src.slice(-40)),
+})"""
+
+
+def _theme_owned(violation: dict) -> str | None:
+    owned = THEME_OWNED.get(violation["id"])
+    if owned and all(owned[0] in node for node in violation["nodes"]):
+        return owned[1]
+    return None
+
+
+@pytest.fixture(scope="module")
+def report():
+    results: dict = {}
+    yield results
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps(results, indent=1, sort_keys=True))
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_axe_light_and_dark(page_path, playwright_chromium, book_server, report):
+    assert AXE.is_file(), "axe-core missing: run `npm ci` (make book does)"
+    context = playwright_chromium.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{book_server.url}/{page_path}.html", wait_until="load", timeout=60_000)
+        page.evaluate(TYPESET_ALL)
+        keyboard = page.evaluate(KEYBOARD)
+        page.add_script_tag(path=str(AXE))
+        found = {}
+        for theme in ("light", "dark"):
+            page.evaluate("t => { document.documentElement.dataset.theme = t;"
+                          " document.documentElement.dataset.mode = t; }", theme)
+            page.wait_for_timeout(100)
+            found[theme] = page.evaluate(RUN_AXE)
+    finally:
+        context.close()
+    report[page_path] = {"keyboard": keyboard, **found}
+
+    failures, owned = [], []
+    for theme, violations in found.items():
+        for v in violations:
+            if v["impact"] not in FAILING:
+                continue
+            issue = _theme_owned(v)
+            (owned if issue else failures).append(
+                f"{theme}: {v['id']} ({v['impact']}, {v['count']} nodes: {v['help']}) "
+                f"e.g. {v['nodes'][:2]}" + (f" [theme, {issue}]" if issue else ""))
+    assert not failures, f"{page_path}: axe violations:\n" + "\n".join(failures)
+    assert keyboard["formulaStops"] == 0, (
+        f"{page_path}: {keyboard['formulaStops']} of {keyboard['formulas']} formulas are tab "
+        f"stops (MathJax's inTabOrder)")
+    assert not keyboard["noAlt"], f"{page_path}: images without alt text {keyboard['noAlt']}"
+    if owned:
+        pytest.xfail(f"{page_path}: theme-owned violations only: {owned}")
