@@ -15,7 +15,7 @@ VENDOR := book/_static/vendor/.stamp
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test unit nbval chapters browser-test execute student notebooks \
+.PHONY: book test unit nbval chapters browser-test execute student notebooks pdf \
 	install-cells compat grade book-student lock benchmarks seeds clean help
 
 help:
@@ -65,6 +65,16 @@ test: unit nbval book book-student
 browser-test: book
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests/browser -q
+
+# The printable book (scripts/make_pdf.py): every page of _toc.yml in one PDF, printed by
+# headless Chromium with every formula typeset, and the student edition without solutions,
+# next to the HTML (the intro links both); tests/test_pdf.py reads them back.
+pdf: $(STAMP)
+	test -f _build/html/index.html || $(MAKE) book
+	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+	$(BIN)/python scripts/make_pdf.py --out _build/html/nqf-course.pdf \
+		--student-out _build/html/nqf-course-student.pdf
+	$(BIN)/python -m pytest tests/test_pdf.py -q
 
 # The edition to hand out or publish: solutions removed, exercise code replaced by skeletons.
 student: $(STAMP)

@@ -27,7 +27,10 @@ page, light and dark) and ``tests/test_site.py`` (the built files) check the res
 * **One icon mechanism.** pydata-sphinx-theme loads Font Awesome twice: as web fonts, from
   its stylesheet, and as ``fontawesome.js`` (1.45 MiB, SVG icons drawn by script). The web
   fonts show every icon the book uses; the script and its ``<script>`` tag are removed
-  from the build (:func:`drop_fontawesome_js`).
+  from the build (:func:`rewrite_pages`).
+* **The search field** is named by what it shows ("Search Ctrl+K"): the theme's
+  ``aria-label="Search"`` left its visible shortcut out of its name (WCAG 2.5.3, axe
+  ``label-content-name-mismatch``, serious); the label is removed (:func:`rewrite_pages`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ DESCRIPTION_CHARS = 155
 SUMMARY = re.compile(r'(<a class="reference internal" href="[^"]*">(?P<title>.*?)</a>\s*'
                      r'<details[^>]*>\s*)<summary>')
 CITATION = re.compile(r'(<div class="citation"[^>]*?) role="doc-biblioentry"')
+SEARCH_LABEL = re.compile(r'(<button class="[^"]*search-button-field[^"]*"[^>]*?) aria-label="Search"')
 FONTAWESOME_JS = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js'
                             r'[^"]*"></script>')
 TAG = re.compile(r"<[^>]+>")
@@ -126,13 +130,14 @@ def set_defaults(app: Sphinx, config) -> None:
     config.html_context = context
 
 
-def drop_fontawesome_js(app: Sphinx, exception: Exception | None) -> None:
+def rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
+    """Drop ``fontawesome.js`` and name the search fields by their visible text."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
     for page in outdir.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
-        fixed = FONTAWESOME_JS.sub("", text)
+        fixed = SEARCH_LABEL.sub(r"\1", FONTAWESOME_JS.sub("", text))
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
     (outdir / "_static" / "scripts" / "fontawesome.js").unlink(missing_ok=True)
@@ -160,5 +165,5 @@ def setup(app: Sphinx) -> dict:
     app.add_js_file("site.js", loading_method="defer")
     app.connect("config-inited", set_defaults)
     app.connect("html-page-context", page_context, priority=900)
-    app.connect("build-finished", drop_fontawesome_js)
+    app.connect("build-finished", rewrite_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
