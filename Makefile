@@ -15,7 +15,7 @@ VENDOR := book/_static/vendor/.stamp
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test unit nbval chapters browser-test execute student notebooks pdf \
+.PHONY: book test unit nbval chapters browser-test execute student notebooks pdf site-report \
 	install-cells compat grade book-student lock benchmarks seeds clean help
 
 help:
@@ -71,10 +71,21 @@ browser-test: book
 # next to the HTML (the intro links both); tests/test_pdf.py reads them back.
 pdf: $(STAMP)
 	test -f _build/html/index.html || $(MAKE) book
-	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+	command -v chromium >/dev/null && command -v pdftotext >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium poppler-utils)
 	$(BIN)/python scripts/make_pdf.py --out _build/html/nqf-course.pdf \
 		--student-out _build/html/nqf-course-student.pdf
 	$(BIN)/python -m pytest tests/test_pdf.py -q
+
+# What each page costs a reader (bytes, load time, Tab presses) and Lighthouse's scores,
+# recorded in book/site_report.json for the status page. Lighthouse (npm, not in the lock:
+# a measuring tool, 30-60 s a page on 2 cores, too slow for CI) is installed on demand.
+LIGHTHOUSE := 12.8.2
+site-report: $(STAMP)
+	test -f _build/html/index.html || $(MAKE) book
+	test -x node_modules/.bin/lighthouse || npm install --no-save --no-audit --no-fund \
+		--loglevel=error lighthouse@$(LIGHTHOUSE)
+	$(BIN)/python -m tests.browser.page_metrics --lighthouse --write book/site_report.json
 
 # The edition to hand out or publish: solutions removed, exercise code replaced by skeletons.
 student: $(STAMP)

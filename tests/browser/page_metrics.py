@@ -32,6 +32,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Lighthouse's accessibility score every chapter must reach (``--lighthouse`` fails below).
+A11Y_FLOOR = 0.95
 
 COLLECT = """() => new Promise(resolve => {
   const finish = () => {
@@ -136,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             browser.close()
     args.write.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
+    low = {p: r["lighthouse"]["accessibility"] for p, r in records.items()
+           if (r.get("lighthouse") or {}).get("accessibility", 1) < A11Y_FLOOR}
+    if low:
+        print(f"Lighthouse accessibility below {A11Y_FLOOR}: {low}", file=sys.stderr)
+        return 1
     return 0
 
 
