@@ -21,7 +21,7 @@ Why Chromium and not LaTeX: the book is HTML first (MathJax, myst-nb outputs, ex
 printing that HTML needs no second renderer and no TeX Live (several GB), and the browser is
 already installed for the browser test.
 
-Usage: ``python scripts/make_pdf.py [--html _build/html] --out FILE.pdf [--student-out FILE.pdf]``.
+Usage: ``python -m scripts.make_pdf [--html _build/html] --out FILE.pdf [--student-out FILE.pdf]``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ book no longer ships it (3.9 MB) nor RequireJS. axe-core (``package.json``) is u
 browser test from ``node_modules/`` and is not part of the site.
 
 The destination is rebuilt from scratch on every run, so running it twice gives the same tree.
-Usage: ``python scripts/vendor_assets.py`` from anywhere.
+Usage: ``python -m scripts.vendor_assets`` from the repository root.
 """
 
 import shutil

@@ -18,7 +18,7 @@ the HTML build its ``width`` and ``height`` (no layout shift while it loads),
 ``loading="lazy"`` and ``decoding="async"`` (none is fetched before it comes near the
 screen), and stores each PNG as a palette PNG (:func:`to_palette`): about a third of the
 bytes of matplotlib's RGBA output, with no visible change (the largest per-pixel error is
-reported by ``tests/test_site.py``). The notebooks keep their original outputs.
+reported by ``tests/book/test_site.py``). The notebooks keep their original outputs.
 """
 
 from __future__ import annotations

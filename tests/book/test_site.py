@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from .test_chapters import toc_files
+from ..chapters.test_chapters import toc_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 pytestmark = pytest.mark.skipif(not HTML.exists(), reason="book not built: run `make book` first")
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from .test_chapters import toc_files
+from ..chapters.test_chapters import toc_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "_build" / "html" / "nqf-course.pdf"
 STUDENT = ROOT / "_build" / "html" / "nqf-course-student.pdf"
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\$\$|\\begin\{|\\(?:frac|mathbb|operatorname|top|sum)\b")
