@@ -86,7 +86,11 @@ class WrapFigures(SphinxPostTransform):
             figure = captioned_figure(classes=["nqf-figure"])
             # A label on the caption names the figure: its anchor moves to the <figure>.
             figure["ids"], paragraph["ids"] = paragraph["ids"], []
-            cell.replace_self(figure)
+            # Not replace_self: it would copy the cell's classes and ids onto the figure.
+            parent = cell.parent
+            index = parent.index(cell)
+            parent.remove(cell)
+            parent.insert(index, figure)
             paragraph.parent.remove(paragraph)
             figure += cell
             figure += figure_caption("", paragraph)
