@@ -43,8 +43,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 DESCRIPTION_CHARS = 155
-SUMMARY = re.compile(r'(<a class="reference internal" href="[^"]*">(?P<title>.*?)</a>\s*'
-                     r'<details[^>]*>\s*)<summary>')
+SUMMARY = re.compile(r'(<a class="[^"]*\breference internal\b[^"]*" href="[^"]*">'
+                     r'(?P<title>(?:(?!</a>).)*)</a>\s*<details[^>]*>\s*)<summary>', re.S)
 CITATION = re.compile(r'(<div class="citation"[^>]*?) role="doc-biblioentry"')
 SEARCH_LABEL = re.compile(r'(<button class="[^"]*search-button-field[^"]*"[^>]*?) aria-label="Search"')
 FONTAWESOME_JS = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js'

@@ -184,9 +184,11 @@ def test_references_roles():
         assert 'role="listitem"' in text
 
 
-def test_sidebar_expanders_have_names():
-    text = (HTML / "book/intro.html").read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", PAGES)
+def test_sidebar_expanders_have_names(page):
+    """Each sidebar expand arrow (open on the pages of its section) has a name."""
+    text = (HTML / f"{page}.html").read_text(encoding="utf-8")
     summaries = re.findall(r"<summary[^>]*>\s*<span class=\"toctree-toggle\"", text)
     assert summaries, "no sidebar expand arrow found"
     unnamed = [s for s in summaries if "aria-label=" not in s]
-    assert not unnamed, f"{len(unnamed)} sidebar expand arrows without a name"
+    assert not unnamed, f"{page}: {len(unnamed)} sidebar expand arrows without a name"

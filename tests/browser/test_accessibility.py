@@ -14,6 +14,9 @@ A **serious or critical** violation fails the test, except the theme-owned ones 
 :data:`THEME_OWNED` (each with its upstream issue), which are reported instead. Minor and
 moderate findings are written, with the rest, to ``_build/screenshots/axe.json``.
 
+The console: no page logs an error or throws while it loads (before the fixes every page did:
+the thebe configuration script emitted twice, "invalid theme mode", a missing favicon).
+
 The keyboard check: no formula is a tab stop (``inTabOrder: false`` in ``_config.yml``;
 screen readers still read each formula's MathML), and every shown image has alt text.
 """
@@ -84,8 +87,14 @@ def test_axe_light_and_dark(page_path, playwright_chromium, book_server, report)
     context = playwright_chromium.new_context(viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
+        console: list[str] = []
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:200])
+                if m.type == "error" else None)
+        page.on("pageerror", lambda e: console.append(f"uncaught: {e}"[:200]))
         page.goto(f"{book_server.url}/{page_path}.html", wait_until="load", timeout=60_000)
         page.evaluate(MATHJAX_READY)
+        page.wait_for_timeout(200)
+        loading_console = list(console)
         keyboard = page.evaluate(KEYBOARD)
         page.add_script_tag(path=str(AXE))
         found = {}
@@ -96,7 +105,8 @@ def test_axe_light_and_dark(page_path, playwright_chromium, book_server, report)
             found[theme] = page.evaluate(RUN_AXE, rules)
     finally:
         context.close()
-    report[page_path] = {"keyboard": keyboard, **found}
+    report[page_path] = {"keyboard": keyboard, "console": loading_console, **found}
+    assert not loading_console, f"{page_path}: console errors while loading: {loading_console}"
 
     failures, owned = [], []
     for theme, violations in found.items():

@@ -23,8 +23,10 @@ CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 
 
 def toc_files(node) -> list:
+    """Every page of a table of contents, the root (the intro) first."""
     if isinstance(node, dict):
-        return ([node["file"]] if "file" in node else []) + [
+        return ([node["root"]] if "root" in node else []) + (
+            [node["file"]] if "file" in node else []) + [
             f for key, value in node.items() if key != "file" for f in toc_files(value)]
     if isinstance(node, list):
         return [f for item in node for f in toc_files(item)]
