@@ -145,11 +145,13 @@ def _loss(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tenso
 
 def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
                Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring)."""
+    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring).
+
+    Leading axes broadcast (an ensemble: U (R, p, d), V (R, d, K), X (R, b, p) or (b, p))."""
     Z = X @ U
     H = _hidden(act, model, Z)
-    R = (H @ V - Y) / X.shape[0]                                         # (b, K)
-    return X.T @ ((R @ V.T) * _slope(act, model, Z, H)), H.T @ R
+    R = (H @ V - Y) / X.shape[-2]                                        # (..., b, K)
+    return X.mT @ ((R @ V.mT) * _slope(act, model, Z, H)), H.mT @ R
 
 
 def _prepare_data(X: Any, Y: Any, U0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
