@@ -33,10 +33,13 @@ class EnsembleRun:
 
     Attributes:
         steps: recorded step indices 0, k, 2k, ... and the last step (NumPy int, (T,)).
-        loss: each member's loss (1/2n) sum |F - Y|^2 at those steps (NumPy, (T, R)).
-        outputs: F on the inputs at those steps, (T, R, n, K), or None.
+        loss: each member's loss (1/2n) sum |F - Y|^2 at those steps (NumPy, (R, T)).
+        outputs: F on the inputs at those steps, (R, T, n, K), or None.
         U, V: final weights, (R, p, d) and (R, d, K).
-        U_traj, V_traj: weights at the recorded steps, (T, R, p, d) and (T, R, d, K), or None.
+        U_traj, V_traj: weights at the recorded steps, (R, T, p, d) and (R, T, d, K), or None.
+
+    Member r's records are ``loss[r]``, ``outputs[r]``, ...: the fields of a
+    :class:`nqf_mini.networks.TwoLayerRun`, with the ensemble axis first.
         model: "network" or "nqf"; activation: the activation's name.
     """
 
@@ -155,7 +158,7 @@ def train_two_layer_ensemble(
     system = _Ensemble(act, model, X, Y, record_outputs, record_weights)
     trace = train(system, (U, V), opt, steps, batches=batches,
                   record=record_points(steps, record_every), every_step=False)
-    rec = trace.records
+    rec = {key: value.transpose(0, 1) for key, value in trace.records.items()}  # (R, T, ...)
     return EnsembleRun(steps=trace.steps, loss=rec["loss"].cpu().numpy(),
                        outputs=rec.get("F"), U=trace.state[0], V=trace.state[1],
                        U_traj=rec.get("U"), V_traj=rec.get("V"), model=model,

@@ -43,16 +43,17 @@ def test_every_member_follows_its_single_run(model, kw):
     ens = train_two_layer_ensemble(X, Y, U0, V0, lr=lr, steps=60, model=model,
                                    record_every=10, record_outputs=True,
                                    record_weights=True, **kw, **extra)
-    assert ens.loss.shape == (7, 3) and ens.outputs.shape == (7, 3, 16, 3)
+    assert ens.loss.shape == (3, 7) and ens.outputs.shape == (3, 7, 16, 3)
     moved = 0.0
     for r, seed in enumerate(seeds):
         one = train_two_layer(X, Y, U0[r], V0[r], lr=lr, steps=60, model=model,
                               record_every=10, record_outputs=True, record_weights=True,
                               seed=seed, **kw)
         np.testing.assert_array_equal(ens.steps, one.steps)
-        np.testing.assert_allclose(ens.loss[:, r], one.loss, rtol=1e-12, atol=0)
-        assert (ens.outputs[:, r] - one.outputs).abs().max() < 1e-12
-        assert (ens.U_traj[:, r] - one.U_traj).abs().max() < 1e-12
+        np.testing.assert_allclose(ens.loss[r], one.loss, rtol=1e-12, atol=0)
+        assert (ens.outputs[r] - one.outputs).abs().max() < 1e-12
+        assert (ens.U_traj[r] - one.U_traj).abs().max() < 1e-12
+        assert (ens.V_traj[r] - one.V_traj).abs().max() < 1e-12
         assert (ens.V[r] - one.V).abs().max() < 1e-12
         moved = max(moved, (one.U - U0[r]).abs().max().item())
     assert moved > 1e-2  # the runs did train, so the comparison is not between starts
@@ -63,7 +64,7 @@ def test_minibatch_seeds_differ_between_members():
     U0, V0 = two_layer_ensemble_init(5, 7, 3, 0.3, seeds=[1, 1])  # two equal starts
     ens = train_two_layer_ensemble(X, Y, U0, V0, lr=0.1, steps=20, batch_size=4,
                                    seeds=[0, 1])
-    assert abs(ens.loss[-1, 0] - ens.loss[-1, 1]) > 1e-6  # other batches, other path
+    assert abs(ens.loss[0, -1] - ens.loss[1, -1]) > 1e-6  # other batches, other path
 
 
 def test_bad_input_names_the_argument():
