@@ -43,6 +43,7 @@ Stream = Callable[[int], tuple[torch.Tensor, torch.Tensor]]
 
 _DERIVATIVES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "tanh": lambda z, h: 1.0 - h * h,
+    "cubic": lambda z, h: 1.0 - z * z,
     "linear": lambda z, h: torch.ones_like(z),
     "sin": lambda z, h: torch.cos(z),
     "softplus0": lambda z, h: torch.sigmoid(z),
