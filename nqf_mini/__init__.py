@@ -54,6 +54,7 @@ from .initialisation import eps_from_sigma, identity_init
 from .networks import train_two_layer, two_layer_init, two_layer_output
 from .piecewise_linear import limit_ignition_slopes
 from .remainder import trajectory_remainder
+from .two_layer_ensemble import train_two_layer_ensemble, two_layer_ensemble_init
 
 # Chapter 6: scaling laws
 from .exponents import (
@@ -101,7 +102,7 @@ __all__ = [
     "logistic_ignition_time", "predicted_ignition_time", "ignition_slope",
     "limit_ignition_slopes", "mode_fractions",
     "loss_gap", "relative_gap", "first_exceeding", "trajectory_remainder",
-    "identity_init", "eps_from_sigma",
+    "identity_init", "eps_from_sigma", "two_layer_ensemble_init", "train_two_layer_ensemble",
     # Chapter 6
     "feature_exponent", "sample_exponent", "fourier_exponent", "rank_one_exponent",
     "nonproportional_exponent", "logistic_loss_curve", "hurwitz_tail", "power_law_modes",

@@ -267,12 +267,13 @@ def mode_fractions(outputs: Any, X: Any, Y: Any) -> torch.Tensor:
     Ignition is ``crossing_times(q, steps, 0.5)``.
 
     Args:
-        outputs: network outputs F, shape (n, K) or (T, n, K).
+        outputs: network outputs F, shape (n, K) or (..., n, K), e.g. a trajectory (T, n, K) or
+            an ensemble of trajectories (R, T, n, K).
         X: inputs (n, p) with p >= K.
         Y: targets (n, K).
 
     Returns:
-        q, shape (K,) or (T, K).
+        q, shape (K,) or (..., K).
 
     Raises:
         ValueError, TypeError: on a bad argument (naming it).
@@ -284,8 +285,8 @@ def mode_fractions(outputs: Any, X: Any, Y: Any) -> torch.Tensor:
     if X.shape[0] != n or X.shape[1] < K:
         raise ValueError(f"argument `X`: expected shape ({n}, p) with p >= {K} to match `Y`, "
                          f"got {tuple(X.shape)}")
-    if F.ndim not in (2, 3) or tuple(F.shape[-2:]) != (n, K):
-        raise ValueError(f"argument `outputs`: expected shape ({n}, {K}) or (T, {n}, {K}) to "
+    if F.ndim < 2 or tuple(F.shape[-2:]) != (n, K):
+        raise ValueError(f"argument `outputs`: expected shape ({n}, {K}) or (..., {n}, {K}) to "
                          f"match `Y`, got {tuple(F.shape)}")
     denom = (X[:, :K] * Y).sum(0)
     if not (denom.abs() > 0).all().item():

@@ -46,6 +46,7 @@ Stream = Callable[[int], tuple[torch.Tensor, torch.Tensor]]
 
 _DERIVATIVES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "tanh": lambda z, h: 1.0 - h * h,
+    "cubic": lambda z, h: 1.0 - z * z,
     "linear": lambda z, h: torch.ones_like(z),
     "sin": lambda z, h: torch.cos(z),
     "softplus0": lambda z, h: torch.sigmoid(z),
@@ -179,11 +180,13 @@ def _loss(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tenso
 
 def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
                Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring)."""
+    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring).
+
+    Leading axes broadcast (an ensemble: U (R, p, d), V (R, d, K), X (R, b, p) or (b, p))."""
     Z = X @ U
     H = _hidden(act, model, Z)
-    R = (H @ V - Y) / X.shape[0]                                         # (b, K)
-    return X.T @ ((R @ V.T) * _slope(act, model, Z, H)), H.T @ R
+    R = (H @ V - Y) / X.shape[-2]                                        # (..., b, K)
+    return X.mT @ ((R @ V.mT) * _slope(act, model, Z, H)), H.mT @ R
 
 
 def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, names: tuple[str, str] = ("X", "Y")

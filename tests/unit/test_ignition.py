@@ -106,6 +106,11 @@ def test_mode_fractions_of_a_linear_network():
     q = nqf.mode_fractions(X @ P, X, Y)
     assert torch.allclose(q, torch.tensor([0.5, 0.5], dtype=torch.float64))
     assert nqf.mode_fractions(torch.stack([X @ P, Y]), X, Y).shape == (2, 2)
+    ensemble = torch.stack([torch.stack([X @ P, Y, 0 * Y])] * 4)  # (R, T, n, K) = (4, 3, 16, 2)
+    q_ens = nqf.mode_fractions(ensemble, X, Y)
+    assert q_ens.shape == (4, 3, 2)
+    assert torch.allclose(q_ens[:, 1], torch.ones(4, 2, dtype=torch.float64))
+    assert (q_ens[:, 2] == 0).all() and torch.allclose(q_ens[:, 0], q.expand(4, 2))
 
 
 @pytest.mark.parametrize("call, phrase", [
