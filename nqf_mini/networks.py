@@ -19,7 +19,10 @@ here with the same code, the same initialisation and the same minibatches, on th
 
 which for K = 1 is the loss of :func:`nqf_mini.simulate_W`. Gradients are written out by hand
 (dV = H^T R, dU = X^T ((R V^T) * phi'(X U)) with R = (F - Y) / batch), which is several times faster
-than autograd for networks this small. Chapters 5-7 use this module.
+than autograd for networks this small. Several runs (an ensemble of initial draws) can be trained
+in one call, stacked along a leading axis. The NQF trained by full-batch gradient descent sees the
+data only through the moments S_xx = X^T X / n and S_xy = X^T Y / n (Chapter 10), and can be
+trained on them alone, at a cost independent of n. Chapters 5-7 and 10 use this module.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_positive, require_positive_int, require_shape,
+    as_tensor, require_choice, require_positive, require_positive_int, require_shape, to_numpy,
 )
 from .activations import get_activation
 from .device import resolve_device
@@ -54,6 +57,9 @@ _DERIVATIVES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = 
 class TwoLayerRun:
     """What :func:`train_two_layer` returns.
 
+    For stacked runs (``stacked=True``) every weight and record has a run axis R: the loss is
+    (R, T), the outputs (T, R, n, K), U (R, p, d), V (R, d, K), U_traj (T, R, p, d).
+
     Attributes:
         steps: recorded step indices 0, k, 2k, ... and the last step (NumPy int, (T,)).
         loss: the loss (1/2n) sum |F - Y|^2 on the evaluation data at those steps (NumPy, (T,)).
@@ -63,6 +69,7 @@ class TwoLayerRun:
         U_traj: input weights at the recorded steps, (T, p, d), or None.
         V_traj: output weights at the recorded steps, (T, d, K), or None.
         model: "network" or "nqf"; activation: the activation's name.
+        stacked: whether the first axis of U and V holds independent runs.
     """
 
     steps: np.ndarray
@@ -74,6 +81,7 @@ class TwoLayerRun:
     V_traj: torch.Tensor | None
     model: str
     activation: str
+    stacked: bool = False
 
 
 def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
@@ -139,22 +147,25 @@ def two_layer_output(U: Any, V: Any, X: Any, activation: str = "tanh",
 
 def _loss(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
           Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the loss, summed over stacked runs; F of shape (n, K) or (R, n, K))."""
     F = _hidden(act, model, X @ U) @ V
     return 0.5 * (F - Y).square().sum() / X.shape[0], F
 
 
 def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
                Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring)."""
-    Z = X @ U
+    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring);
+    U (p, d) or stacked (R, p, d), and V alike."""
+    Z = X @ U                                                            # (..., b, d)
     H = _hidden(act, model, Z)
-    R = (H @ V - Y) / X.shape[0]                                         # (b, K)
-    return X.T @ ((R @ V.T) * _slope(act, model, Z, H)), H.T @ R
+    R = (H @ V - Y) / X.shape[0]                                         # (..., b, K)
+    G = (R @ V.transpose(-1, -2)) * _slope(act, model, Z, H)             # (..., b, d)
+    return X.T @ G, H.transpose(-1, -2) @ R
 
 
 def _prepare_data(X: Any, Y: Any, U0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     X = as_tensor("X", X, ndim=2, dtype=U0.dtype, device=U0.device)
-    require_shape("X", X, (None, U0.shape[0]))
+    require_shape("X", X, (None, U0.shape[-2]))
     Y = as_tensor("Y", Y, dtype=U0.dtype, device=U0.device)
     Y = Y[:, None] if Y.ndim == 1 else Y
     require_shape("Y", Y, (X.shape[0], None))
@@ -182,13 +193,60 @@ class _TwoLayer:
     def measure(self, state: State, prediction: None,
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
-        loss, F = _loss(self.act, self.model, U, V, self.X, self.Y)
+        if U.ndim == 2:
+            loss, F = _loss(self.act, self.model, U, V, self.X, self.Y)
+            return loss, (self.observe(U, V, None, lambda: F) if record else {})
+        F = _hidden(self.act, self.model, self.X @ U) @ V                # (R, n, K)
+        runs = 0.5 * (F - self.Y).square().sum((-1, -2)) / self.X.shape[0]
+        return runs.sum(), (self.observe(U, V, runs, lambda: F) if record else {})
+
+    def observe(self, U: torch.Tensor, V: torch.Tensor, runs: torch.Tensor | None,
+                outputs: Callable[[], torch.Tensor]) -> dict[str, torch.Tensor]:
+        """What a recorded step keeps: each stacked run's loss, and F, U, V when asked."""
         obs: dict[str, torch.Tensor] = {}
-        if record and self.record_outputs:
-            obs["F"] = F
-        if record and self.record_weights:
+        if runs is not None:
+            obs["runs"] = runs
+        if self.record_outputs:
+            obs["F"] = outputs()
+        if self.record_weights:
             obs["U"], obs["V"] = U.clone(), V.clone()
-        return loss, obs
+        return obs
+
+
+class _TwoLayerMoments(_TwoLayer):
+    """The NQF F = phi'(0) X U V under full-batch gradient descent, trained on the moments.
+
+    With P = phi'(0) U V the loss is L = tr(P^T S_xx P) / 2 - tr(P^T S_xy) + tr(S_yy) / 2, and
+    dL/dU = phi'(0) (S_xx P - S_xy) V^T, dL/dV = phi'(0) U^T (S_xx P - S_xy): the steps of
+    :class:`_TwoLayer` on (X, Y) up to round-off, at a cost independent of n (Chapter 10).
+    """
+
+    def __init__(self, act: Any, X: torch.Tensor, Y: torch.Tensor, record_outputs: bool,
+                 record_weights: bool):
+        super().__init__(act, "nqf", X, Y, record_outputs, record_weights)
+        n = X.shape[0]
+        self.Sxx, self.Sxy = X.T @ X / n, X.T @ Y / n                    # (p, p), (p, K)
+        self.half_Syy = 0.5 * Y.square().sum() / n
+
+    def _residual(self, U: torch.Tensor, V: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        P = self.act.phi1 * (U @ V)                                      # (..., p, K)
+        return P, self.Sxx @ P - self.Sxy                                # P, dL/dP
+
+    def gradient(self, state: State, batch: Any) -> tuple[None, State]:
+        U, V = state
+        _, G = self._residual(U, V)
+        phi1 = self.act.phi1
+        return None, (phi1 * (G @ V.transpose(-1, -2)), phi1 * (U.transpose(-1, -2) @ G))
+
+    def measure(self, state: State, prediction: None,
+                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        U, V = state
+        P, G = self._residual(U, V)
+        runs = 0.5 * ((G - self.Sxy) * P).sum((-1, -2)) + self.half_Syy   # (R,) or ()
+        if not record:
+            return runs.sum(), {}
+        return runs.sum(), self.observe(U, V, runs if U.ndim == 3 else None,
+                                        lambda: self.X @ P)
 
 
 def train_two_layer(
@@ -197,9 +255,9 @@ def train_two_layer(
     stream: Stream | None = None, record_every: int | None = None,
     record_steps: Sequence[int] | None = None, record_outputs: bool = False,
     record_weights: bool = False, adam_betas: Sequence[float] = (0.9, 0.999),
-    adam_eps: float = 1e-8,
+    adam_eps: float = 1e-8, stacked: bool = False, moments: bool = False,
 ) -> TwoLayerRun:
-    """Train F = V^T phi(U^T x) (``model="network"``) or its NQF (``model="nqf"``) (Chapters 5-7).
+    """Train F = V^T phi(U^T x) (``model="network"``) or its NQF (``model="nqf"``) (Ch. 5-7, 10).
 
     One step is W <- W - lr * dL/dW (``optimizer="sgd"``; full batch when ``batch_size`` is None,
     otherwise the seeded minibatches of :func:`nqf_mini.training.minibatches`, the same sequence
@@ -210,7 +268,7 @@ def train_two_layer(
     Args:
         X: inputs (n, p); Y: targets (n, K) or (n,).
         U0, V0: initial weights (p, d) and (d, K) (see :func:`two_layer_init`); they fix the device
-            and dtype.
+            and dtype. With ``stacked=True``: (R, p, d) and (R, d, K), R independent runs.
         lr: learning rate; steps: number of steps.
         activation: a name from :data:`nqf_mini.activations.ACTIVATIONS` with phi(0) = 0 for the
             NQF.
@@ -218,21 +276,33 @@ def train_two_layer(
         record_every: record the loss (and optionally outputs, weights) every k steps and at the
             end (default 1); or
         record_steps: the steps to record, e.g. a logarithmic grid (with ``record_every=None``).
+        stacked: train the R runs of (U0, V0) at once on the same data and minibatches; the loss
+            minimised is the sum of the runs' losses, so each run follows its own gradient.
+        moments: train the NQF on S_xx = X^T X / n and S_xy = X^T Y / n alone (full-batch
+            gradient descent only): the same run up to round-off, at a cost independent of n
+            (Chapter 10). The outputs, when recorded, are phi'(0) X U V.
 
     Returns:
         A :class:`TwoLayerRun`.
 
     Raises:
         ValueError: on a bad argument (the message names it).
-        DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
+        DivergenceError: if the loss (summed over stacked runs) becomes non-finite or exceeds
+            1e6 times its initial value.
     """
     act = _check_model(model, activation)
-    U = as_tensor("U0", U0, ndim=2).clone()
+    for name, flag in (("stacked", stacked), ("moments", moments)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"argument `{name}`: expected True or False, got {flag!r}")
+    U = as_tensor("U0", U0, ndim=3 if stacked else 2).clone()
     V = as_tensor("V0", V0, dtype=U.dtype, device=U.device).clone()
-    V = V[:, None] if V.ndim == 1 else V
-    require_shape("V0", V, (U.shape[1], None))
+    if stacked:
+        require_shape("V0", V, (U.shape[0], U.shape[2], None))
+    else:
+        V = V[:, None] if V.ndim == 1 else V
+        require_shape("V0", V, (U.shape[1], None))
     X, Y = _prepare_data(X, Y, U)
-    require_shape("Y", Y, (X.shape[0], V.shape[1]))
+    require_shape("Y", Y, (X.shape[0], V.shape[-1]))
     opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
     steps = require_positive_int("steps", steps)
     if batch_size is not None and stream is not None:
@@ -241,17 +311,27 @@ def train_two_layer(
     if stream is not None and not callable(stream):
         raise TypeError(f"argument `stream`: expected a function t -> (X_t, Y_t), got "
                         f"{type(stream).__name__}")
+    if moments and (model != "nqf" or optimizer != "sgd" or batch_size is not None
+                    or stream is not None):
+        raise ValueError("argument `moments`: only the NQF (model='nqf') under full-batch "
+                         "gradient descent (optimizer='sgd', no batch_size, no stream) is a "
+                         "function of the moments")
     record = record_points(steps, 1 if record_every is None and record_steps is None
                            else record_every, record_steps)
+    if stacked:
+        record |= {steps}                           # each run's loss is read from the records
     batches = stream if stream is not None else minibatches(X.shape[0], batch_size, steps, seed)
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
-    system = _TwoLayer(act, model, X, Y, record_outputs, record_weights)
+    system = (_TwoLayerMoments(act, X, Y, record_outputs, record_weights) if moments
+              else _TwoLayer(act, model, X, Y, record_outputs, record_weights))
     trace = train(system, (U, V), opt, steps, batches=batches, record=record, every_step=False)
     rec = trace.records
-    return TwoLayerRun(steps=trace.loss_steps, loss=trace.loss, outputs=rec.get("F"),
-                       U=trace.state[0], V=trace.state[1], U_traj=rec.get("U"),
-                       V_traj=rec.get("V"), model=model, activation=act.name)
+    loss = to_numpy(rec["runs"]).T.copy() if stacked else trace.loss      # (R, T) or (T,)
+    return TwoLayerRun(steps=trace.steps if stacked else trace.loss_steps, loss=loss,
+                       outputs=rec.get("F"), U=trace.state[0], V=trace.state[1],
+                       U_traj=rec.get("U"), V_traj=rec.get("V"), model=model,
+                       activation=act.name, stacked=stacked)
 
 
 # --- the square network: an exact NQF trained without forming A -------------------------------------
