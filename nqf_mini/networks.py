@@ -152,15 +152,22 @@ def _loss(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tenso
     return 0.5 * (F - Y).square().sum() / X.shape[0], F
 
 
-def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
-               Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring);
+def _forward_backward(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
+                      Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(F, dL/dU, dL/dV) of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring);
     U (p, d) or stacked (R, p, d), and V alike."""
     Z = X @ U                                                            # (..., b, d)
     H = _hidden(act, model, Z)
-    R = (H @ V - Y) / X.shape[0]                                         # (..., b, K)
+    F = H @ V                                                            # (..., b, K)
+    R = (F - Y) / X.shape[0]
     G = (R @ V.transpose(-1, -2)) * _slope(act, model, Z, H)             # (..., b, d)
-    return X.T @ G, H.transpose(-1, -2) @ R
+    return F, X.T @ G, H.transpose(-1, -2) @ R
+
+
+def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
+               Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """dL/dU and dL/dV on one batch (:func:`_forward_backward`)."""
+    return _forward_backward(act, model, U, V, X, Y)[1:]
 
 
 def _prepare_data(X: Any, Y: Any, U0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -180,23 +187,26 @@ class _TwoLayer:
         self.act, self.model, self.X, self.Y = act, model, X, Y
         self.record_outputs, self.record_weights = record_outputs, record_weights
 
-    def gradient(self, state: State, batch: Any) -> tuple[None, State]:
+    def gradient(self, state: State, batch: Any) -> tuple[torch.Tensor | None, State]:
+        """(F on the evaluation data when the batch is all of it, else None; the gradients)."""
         U, V = state
-        if batch is None:
-            Xb, Yb = self.X, self.Y
-        elif isinstance(batch, torch.Tensor):
+        if batch is None:                                   # F is measure's prediction
+            F, dU, dV = _forward_backward(self.act, self.model, U, V, self.X, self.Y)
+            return F, (dU, dV)
+        if isinstance(batch, torch.Tensor):
             Xb, Yb = self.X[batch], self.Y[batch]
         else:
             Xb, Yb = _prepare_data(*batch, U)                      # a fresh batch from a stream
         return None, _gradients(self.act, self.model, U, V, Xb, Yb)
 
-    def measure(self, state: State, prediction: None,
+    def measure(self, state: State, prediction: torch.Tensor | None,
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
+        F = (_hidden(self.act, self.model, self.X @ U) @ V if prediction is None
+             else prediction)                                            # (..., n, K)
         if U.ndim == 2:
-            loss, F = _loss(self.act, self.model, U, V, self.X, self.Y)
+            loss = 0.5 * (F - self.Y).square().sum() / self.X.shape[0]
             return loss, (self.observe(U, V, None, lambda: F) if record else {})
-        F = _hidden(self.act, self.model, self.X @ U) @ V                # (R, n, K)
         runs = 0.5 * (F - self.Y).square().sum((-1, -2)) / self.X.shape[0]
         return runs.sum(), (self.observe(U, V, runs, lambda: F) if record else {})
 

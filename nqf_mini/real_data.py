@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import as_tensor, require_choice, require_dtype, require_positive
+from ._validate import (
+    as_tensor, require_choice, require_dtype, require_positive, require_real,
+)
 from .device import resolve_device
 
 TARGETS = ("classes", "inputs")
@@ -75,14 +77,17 @@ def digits_data(target: str = "classes", *, dtype: torch.dtype = torch.float64,
             torch.tensor(np.array(Y), dtype=dtype, device=dev))
 
 
-def whiten(X: Any, *, rtol: float = 1e-10) -> torch.Tensor:
+def whiten(X: Any, *, strength: float = 1.0, rtol: float = 1e-10) -> torch.Tensor:
     """ZCA whitening X S_xx^{-1/2}, S_xx = X^T X / n, so that the result has S_xx = I (Chapter 10).
 
-    The map is symmetric (no rotation), so each whitened pixel stays attached to its position. It
-    needs S_xx positive definite: drop constant columns first.
+    The map is symmetric (no rotation), so each whitened pixel stays attached to its position.
+    ``strength`` s in [0, 1] gives X S_xx^{-s/2}, with second moment S_xx^{1-s}: a path from the raw
+    inputs (s = 0) to whitened ones (s = 1) along which the data commute more and more. It needs
+    S_xx positive definite: drop constant columns first.
 
     Args:
         X: inputs (n, p), n >= p.
+        strength: how far to whiten, 0 <= strength <= 1 (default 1).
         rtol: smallest accepted eigenvalue of S_xx relative to the largest.
 
     Returns:
@@ -92,6 +97,9 @@ def whiten(X: Any, *, rtol: float = 1e-10) -> torch.Tensor:
         ValueError: if S_xx is singular to ``rtol`` (the message gives its smallest eigenvalue).
     """
     X = as_tensor("X", X, ndim=2)
+    strength = require_real("strength", strength)
+    if not 0.0 <= strength <= 1.0:
+        raise ValueError(f"argument `strength`: expected a number in [0, 1], got {strength}")
     rtol = require_positive("rtol", rtol)
     X64 = X.to(torch.float64)
     e, Q = torch.linalg.eigh(X64.T @ X64 / X.shape[0])
@@ -99,4 +107,4 @@ def whiten(X: Any, *, rtol: float = 1e-10) -> torch.Tensor:
         raise ValueError(f"argument `X`: expected X^T X / n positive definite, got smallest "
                          f"eigenvalue {e[0].item():.3g} against largest {e[-1].item():.3g} "
                          f"(rtol = {rtol:g}); drop constant or duplicated columns first")
-    return (X64 @ (Q * e.rsqrt()) @ Q.T).to(X.dtype)
+    return (X64 @ (Q * e.pow(-0.5 * strength)) @ Q.T).to(X.dtype)

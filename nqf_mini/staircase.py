@@ -79,6 +79,19 @@ class DataModes:
     loss_zero: float
     loss_min: float
 
+    def fractions(self, correlation: Any) -> torch.Tensor:
+        """q_k = r_k^T C o_k / sigma_k for an input-output correlation C = X^T F / n (..., p, K).
+
+        For the NQF F = X P (phi'(0) absorbed in P), C = S_xx P: the fitted fractions of a linear
+        map, without evaluating it on the data. :func:`fitted_fractions` is the same for outputs.
+        """
+        C = as_tensor("correlation", correlation, dtype=torch.float64, device=self.r.device)
+        p, K = self.r.shape[0], self.o.shape[0]
+        if C.ndim < 2 or tuple(C.shape[-2:]) != (p, K):
+            raise ValueError(f"argument `correlation`: expected shape (..., {p}, {K}), got "
+                             f"{tuple(C.shape)}")
+        return torch.einsum("pk,...pc,ck->...k", self.r, C, self.o) / self.sigma
+
 
 def _moments(X: Any, Y: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """X (n, p), Y (n, K) as float64 tensors on X's device, with S_xx and S_xy."""

@@ -30,6 +30,7 @@ from . import (
     checks_ch7,
     checks_ch8,
     checks_ch9,
+    checks_ch10,
 )
 from .answers import Answer, AnswerError, LocalAnswer
 from .registry import CHECKS, CheckResult
@@ -44,6 +45,7 @@ CHAPTER_MODULES = (
     checks_ch7,
     checks_ch8,
     checks_ch9,
+    checks_ch10,
 )
 
 NO_ANSWER = (

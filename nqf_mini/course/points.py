@@ -47,6 +47,9 @@ GRADED: dict[str, Graded] = {
     "ch8.qk_nqf": Graded(3, "qk_nqf"),
     "ch9.layerwise_nqf": Graded(2, "layerwise_nqf"),
     "ch9.order_parameters": Graded(3, "order_parameters"),
+    "ch10.whiten": Graded(2, "whiten"),
+    "ch10.ignition_step": Graded(3, "ignition_step"),
+    "ch10.assumptions": Graded(1, "predictions"),
 }
 
 

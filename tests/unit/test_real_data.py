@@ -41,6 +41,13 @@ def test_whitening_gives_the_identity_covariance_and_keeps_the_pixels_in_place()
     W = torch.linalg.lstsq(X, Xw).solution                             # Xw = X W
     assert torch.allclose(W, W.T, atol=1e-9)                          # ZCA: symmetric, no rotation
     assert nqf.whiten(X.float()).dtype == torch.float32
+    half = nqf.whiten(X, strength=0.5)                                 # second moment S_xx^(1/2)
+    S = X.T @ X / 300
+    e, Q = torch.linalg.eigh(S)
+    assert torch.allclose(half.T @ half / 300, (Q * e.sqrt()) @ Q.T, atol=1e-12)
+    assert torch.allclose(nqf.whiten(X, strength=0.0), X, atol=1e-12)
+    with pytest.raises(ValueError, match="`strength`"):
+        nqf.whiten(X, strength=1.5)
     with pytest.raises(ValueError, match="`X`.*positive definite"):
         nqf.whiten(torch.cat([X, X[:, :1]], 1))                        # a duplicated column
 
