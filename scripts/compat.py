@@ -3,11 +3,12 @@
 The lock (``requirements.txt``) is one environment. Two others matter:
 
 * ``colab``: what Google Colab ships: Python 3.12, the newest torch pip gives, numpy
-  2.x, matplotlib 3.10, ipywidgets 7.7.1, and ``nqf_mini`` installed with ``--no-deps``,
+  2.x, matplotlib 3.10, ipywidgets 7.7.1, scikit-learn 1.6.1, and ``nqf_mini`` installed
+  with ``--no-deps``,
   exactly as the chapters' Colab install cell does;
 * ``minimum``: Python 3.10 with every dependency of ``pyproject.toml`` at its declared
-  floor (``numpy>=X`` becomes ``numpy==X``), plus the floor of ipywidgets from the
-  ``notebooks`` extra.
+  floor (``numpy>=X`` becomes ``numpy==X``), plus the floors of ipywidgets and
+  scikit-learn from the ``notebooks`` extra.
  In each, the package's unit tests (``tests/unit``) and nbval over every chapter (the
 stored outputs reproduced, with the sanitizer of ``make nbval``) run against the
 *installed* package: the tests and chapters are copied into the venv's work folder, away
@@ -103,7 +104,7 @@ def floors(root: Path = ROOT) -> list[str]:
     wanted += [
         r
         for r in _dependencies(text, "project.optional-dependencies", "notebooks")
-        if r.startswith("ipywidgets")
+        if r.startswith(("ipywidgets", "scikit-learn"))
     ]
     pinned = []
     for requirement in wanted:
@@ -121,10 +122,11 @@ def environments(root: Path = ROOT) -> list[Environment]:
         Environment(
             "colab",
             "3.12",
-            ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1"]
+            ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1",
+             "scikit-learn==1.6.1"]
             + TOOLS,
             "Colab-like: Python 3.12, newest torch, numpy 2.0, matplotlib 3.10, "
-            "ipywidgets 7.7.1, nqf_mini --no-deps",
+            "ipywidgets 7.7.1, scikit-learn 1.6.1, nqf_mini --no-deps",
         ),
         Environment(
             "minimum",

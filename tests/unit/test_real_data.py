@@ -121,3 +121,17 @@ def test_the_nqf_on_the_moments_is_the_nqf_on_the_data(activation):
     for bad in (dict(model="network"), dict(batch_size=8), dict(optimizer="adam")):
         with pytest.raises(ValueError, match="`moments`"):
             nqf.train_two_layer(X, Y, U0, V0, **(kw | bad | {"moments": True}))
+
+
+def test_float32_networks_keep_the_ignition_steps_of_float64_on_digits():
+    """Chapter 10 trains its tanh networks in float32: the measured staircase is unchanged."""
+    X, Y = nqf.digits_data()
+    U0, V0 = nqf.two_layer_init(61, 64, 10, 1e-4, seed=0)
+    steps = {}
+    for dtype in (torch.float32, torch.float64):
+        run = nqf.train_two_layer(X.to(dtype), Y.to(dtype), U0.to(dtype), V0.to(dtype),
+                                  lr=0.5, steps=280, record_every=2, record_outputs=True)
+        q = nqf.fitted_fractions(run.outputs, X, Y)
+        steps[dtype] = nqf.crossing_times(q, run.steps, 0.5, strict=True)
+    gap = ((steps[torch.float32] - steps[torch.float64]) / steps[torch.float64]).abs().max()
+    assert gap < 1e-4, gap
