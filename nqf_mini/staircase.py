@@ -1,42 +1,44 @@
 """The staircase of a two-layer network on any data, predicted before training (Chapter 10).
 
-The network F(x) = V^T phi(U^T x) of :mod:`nqf_mini.networks` (U: (p, d), V: (d, K)) has the NQF
-F = phi'(0) x^T U V (Chapters 1-2). With P = phi'(0) U V its loss (1/2n) sum |F - Y|^2 sees the data
-only through the moments S_xx = X^T X / n and S_xy = X^T Y / n:
+The network F(x) = V^T phi(U^T x) of :mod:`nqf_mini.networks` (U: (p, d), V: (d, K)) has the
+NQF F = phi'(0) x^T U V (Chapters 1-2). With P = phi'(0) U V its loss (1/2n) sum |F - Y|^2 sees
+the data only through the moments S_xx = X^T X / n and S_xy = X^T Y / n:
 
     L(P) = tr(P^T S_xx P) / 2 - tr(P^T S_xy) + tr(S_yy) / 2 .
 
-**Modes.** The singular value decomposition S_xy = sum_k sigma_k r_k o_k^T (sigma_1 >= sigma_2 >= ...
-> 0) gives the modes; lambda_k = r_k^T S_xx r_k. Mode k occupies the unit-space vector
-a_k = (U^T r_k + V o_k) / sqrt 2 in R^d, and its strength is z_k = |a_k|^2 = nu_k^T M nu_k with
-nu_k = (r_k, o_k) / sqrt 2 (Chapter 5's z_k^+). What a network has learnt of mode k is measured on any
-data by the fitted fraction
+**Modes.** The singular value decomposition S_xy = sum_k sigma_k r_k o_k^T (sigma_1 >= sigma_2
+>= ... > 0) gives the modes; lambda_k = r_k^T S_xx r_k. Mode k occupies the unit-space vector
+a_k = (U^T r_k + V o_k) / sqrt 2 in R^d, and its strength is z_k = |a_k|^2 = nu_k^T M nu_k
+with nu_k = (r_k, o_k) / sqrt 2 (Chapter 5's z_k^+). What a network has learnt of mode k is
+measured on any data by the fitted fraction (:func:`fitted_fractions`)
 
-    q_k = r_k^T (X^T F / n) o_k / sigma_k ,                                  (:func:`fitted_fractions`)
+    q_k = r_k^T (X^T F / n) o_k / sigma_k ,
 
 0 for F = 0 and 1 at the least-squares fit, for the network and its NQF alike.
 
-**Logistic modes.** If [S_xx, S_xy S_yx] = 0 (every r_k an eigenvector of S_xx; whitened inputs,
-S_xx = I, make it exact) and M(0) is diagonal in the modes, each mode is a logistic (Saxe, McClelland
-& Ganguli 2014; Chapter 5):
+**Logistic modes.** If [S_xx, S_xy S_yx] = 0 (every r_k an eigenvector of S_xx; whitened
+inputs, S_xx = I, make it exact) and M(0) is diagonal in the modes, each mode is a logistic
+(Saxe, McClelland & Ganguli 2014; Chapter 5):
 
-    dz_k/dt = zeta_k z_k (1 - z_k / z*_k),   zeta_k = 2 phi'(0) sigma_k,   z*_k = 2 sigma_k / (phi'(0) lambda_k),
+    dz_k/dt = zeta_k z_k (1 - z_k / z*_k),
+    zeta_k = 2 phi'(0) sigma_k,   z*_k = 2 sigma_k / (phi'(0) lambda_k),
 
 and q_k = z_k / z*_k. Gradient descent at step eta multiplies z_k on its plateau by
 (1 + eta phi'(0) sigma_k)^2 per step, so mode k reaches q_k = 1/2 at the step
 
     s_k = ln(z*_k / z_k(0) - 1) / kappa_k,     kappa_k = 2 ln(1 + eta phi'(0) sigma_k).
 
-**Competition for units** (our refinement, Chapter 10). While all weights are small a_k(t) grows along
-its initial direction; once an earlier mode j has ignited, the part of a_k along a_j decays (its
-product with mode j's weights has target 0). So mode k grows from z_k^eff(0) = |Pi_k a_k(0)|^2, Pi_k
-the projection orthogonal to the a_j(0) of the modes predicted to ignite before k; with d units at
-most d modes ignite.
+**Competition for units** (our refinement, Chapter 10). While all weights are small a_k(t)
+grows along its initial direction; once an earlier mode j has ignited, the part of a_k along
+a_j decays (its product with mode j's weights has target 0). So mode k grows from
+z_k^eff(0) = |Pi_k a_k(0)|^2, Pi_k the projection orthogonal to the a_j(0) of the modes
+predicted to ignite before k; with d units at most d modes ignite.
 
-**Loss.** With V_k = sigma_k^2 / (2 lambda_k), L = L_0 - sum_k V_k + sum_k V_k (1 - q_k)^2 (decoupled
-levels). When the data do not commute the plateaus sit instead at the losses of reduced-rank regression,
-L_0 - sum_{j <= k} rho_j^2 / 2 with rho_j the singular values of S_xx^{-1/2} S_xy (the canonical
-strengths); ``levels="reduced_rank"`` puts the drop rho_j^2 / 2 on the j-th ignition.
+**Loss.** With V_k = sigma_k^2 / (2 lambda_k), L = L_0 - sum_k V_k + sum_k V_k (1 - q_k)^2
+(decoupled levels). When the data do not commute the plateaus sit instead at the losses of
+reduced-rank regression, L_0 - sum_{j <= k} rho_j^2 / 2 with rho_j the singular values of
+S_xx^{-1/2} S_xy (the canonical strengths); ``levels="reduced_rank"`` puts the drop
+rho_j^2 / 2 on the j-th ignition.
 """
 
 from __future__ import annotations

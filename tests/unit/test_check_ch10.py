@@ -62,9 +62,11 @@ def right_step(sigma, lam, z0, lr):
 
 WRONG_STEP = {
     "flow's rate": lambda s, l, z, lr: torch.log(2 * s / (l * z) - 1) / (2 * lr * s),
-    "capacity sigma / lambda": lambda s, l, z, lr: torch.log(s / (l * z) - 1) / (2 * torch.log1p(lr * s)),
+    "capacity sigma / lambda":
+        lambda s, l, z, lr: torch.log(s / (l * z) - 1) / (2 * torch.log1p(lr * s)),
     "misses the -1": lambda s, l, z, lr: torch.log(2 * s / (l * z)) / (2 * torch.log1p(lr * s)),
-    "leaves out lambda_k": lambda s, l, z, lr: torch.log(2 * s / z - 1) / (2 * torch.log1p(lr * s)),
+    "leaves out lambda_k":
+        lambda s, l, z, lr: torch.log(2 * s / z - 1) / (2 * torch.log1p(lr * s)),
     "factor 2 of the rate": lambda s, l, z, lr: torch.log(2 * s / (l * z) - 1) / torch.log1p(lr * s),
     "time t = lr x step": lambda s, l, z, lr: lr * right_step(s, l, z, lr),
     "float32": lambda s, l, z, lr: right_step(s, l, z, lr).float(),
