@@ -26,7 +26,10 @@ inputs, S_xx = I, make it exact) and M(0) is diagonal in the modes, each mode is
 and q_k = z_k / z*_k. Gradient descent at step eta multiplies z_k on its plateau by
 (1 + eta phi'(0) sigma_k)^2 per step, so mode k reaches q_k = 1/2 at the step
 
-    s_k = ln(z*_k / z_k(0) - 1) / kappa_k,     kappa_k = 2 ln(1 + eta phi'(0) sigma_k).
+    s_k = ln(z*_k / z_k(0) - 1) / (eta zeta_k^GD),
+    zeta_k^GD = (2 / eta) ln(1 + eta phi'(0) sigma_k),
+
+the growth rate of a gradient step per unit of time t = eta s (Chapter 5).
 
 **Competition for units** (our refinement, Chapter 10). While all weights are small a_k(t)
 grows along its initial direction; once an earlier mode j has ignited, the part of a_k along
@@ -107,7 +110,7 @@ def _moments(X: Any, Y: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, 
 
 
 def _psd_power(S: torch.Tensor, power: float) -> torch.Tensor:
-    """S^power of a symmetric PSD S on its range (eigenvalues below 1e-12 of the largest dropped)."""
+    """S^power of a symmetric PSD S on its range (eigenvalues below 1e-12 of the top dropped)."""
     e, Q = torch.linalg.eigh(S)
     keep = e > 1e-12 * e.max().clamp_min(1e-300)
     return (Q[:, keep] * e[keep] ** power) @ Q[:, keep].T
