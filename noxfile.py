@@ -3,12 +3,13 @@
 The lock (``requirements.txt``) is one environment; ``make test`` runs it. Two more:
 
 * ``colab``: what Google Colab ships: Python 3.12, the newest torch pip gives, numpy
-  2.0, matplotlib 3.10, ipywidgets 7.7.1, and ``nqf_mini`` installed with ``--no-deps``,
+  2.0, matplotlib 3.10, ipywidgets 7.7.1, scikit-learn 1.6.1 (Chapter 10's digits), and
+  ``nqf_mini`` installed with ``--no-deps``,
   as the chapters' Colab install cell does. The unit tests and nbval over every
   notebook (the stored outputs reproduced) run there.
 * ``minimum``: Python 3.10 with every dependency of ``pyproject.toml`` at its declared
-  floor (``numpy>=1.23`` becomes ``numpy==1.23``) and the ipywidgets floor of the
-  ``notebooks`` extra. The unit tests run there, and every notebook executes under
+  floor (``numpy>=1.23`` becomes ``numpy==1.23``) and the ipywidgets and scikit-learn
+  floors of the ``notebooks`` extra. The unit tests run there, and every notebook executes under
   another draw (``NQF_SEED=1``, ``scripts/run_seeds.py``: every assertion must hold)
   instead of nbval: the claims are checked on the oldest versions and on other random
   draws at once, the cheap CI schedule of ``make seeds``; what it gives up is the
@@ -48,21 +49,22 @@ nox.options.sessions = ["colab", "minimum"]
 #: Test tools, unpinned: the newest that pip finds for the interpreter.
 TOOLS = ["pytest", "nbval", "nbclient", "nbformat", "ipykernel", "setuptools>=77", "wheel"]
 #: The packages whose versions each session prints.
-SHOWN = ["torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "nbval", "pytest", "nqf_mini"]
+SHOWN = ["torch", "numpy", "matplotlib", "ipywidgets", "scikit-learn", "ipykernel", "nbval", "pytest",
+         "nqf_mini"]
 #: The notebooks the suite checks: the chapters and the notebook pages of book/.
 NOTEBOOKS = ["chapters", *sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("book/*.ipynb"))]
 
 
 def floors(root: Path = ROOT) -> list[str]:
-    """Every runtime dependency at its declared floor, and the ipywidgets floor of the
-    notebooks extra: ``numpy>=1.23`` -> ``numpy==1.23``. A dependency without a floor
+    """Every runtime dependency at its declared floor, and the ipywidgets and
+    scikit-learn floors of the notebooks extra: ``numpy>=1.23`` -> ``numpy==1.23``. A dependency without a floor
     is an error, since the minimum environment could not be defined."""
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     wanted = [Requirement(r) for r in project["dependencies"]]
     wanted += [
         Requirement(r)
         for r in project["optional-dependencies"]["notebooks"]
-        if Requirement(r).name == "ipywidgets"
+        if Requirement(r).name in ("ipywidgets", "scikit-learn")
     ]
     pinned = []
     for req in wanted:
@@ -148,8 +150,10 @@ def _timeout(seconds: int) -> str:
 @nox.session(python="3.12", allow_parallel=True)
 def colab(session: nox.Session) -> None:
     """Colab-like: Python 3.12, newest torch, numpy 2.0, matplotlib 3.10, ipywidgets
-    7.7.1, nqf_mini --no-deps: the unit tests and nbval over every notebook."""
-    _prepare(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1"])
+    7.7.1, scikit-learn 1.6.1, nqf_mini --no-deps: the unit tests and nbval over every
+    notebook."""
+    _prepare(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1",
+                       "scikit-learn==1.6.1"])
     session.run(
         "python",
         "-m",

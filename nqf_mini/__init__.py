@@ -80,6 +80,11 @@ from .teacher_student import best_linear_fit, make_teacher, online_stream
 from .agreement import agreement_window
 from .surrogates import module_pair
 
+# Chapter 10: the neural quadratic form on real data
+from .commutativity import covariance_commutator, mlp_commutators
+from .real_data import digits_data, whiten
+from .staircase import data_modes, fitted_fractions, predict_staircase
+
 __version__ = "0.2.0"
 
 __all__ = [
@@ -114,6 +119,9 @@ __all__ = [
     "drift_scaling", "ntk_regime", "perturb_commuting", "nearest_commuting", "scaled_remainder",
     # Chapters 8 and 9
     "module_pair", "agreement_window",
+    # Chapter 10
+    "digits_data", "whiten", "mlp_commutators", "covariance_commutator", "data_modes",
+    "predict_staircase", "fitted_fractions",
 ]
 
 

@@ -12,11 +12,14 @@ a commutator is measured relative to the two matrices,
 
 a number in [0, sqrt(2)] (the Boettcher-Wenzel inequality) that is 0 exactly when they commute and
 does not change when either matrix is rescaled. For the two-layer MLP,
-c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter 2).
+c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter 2). On real data the
+condition that decides the two-layer network's modes is weaker, a commutator of covariances
+(:func:`covariance_commutator`, Chapter 10).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -76,6 +79,61 @@ def max_commutator(As: torch.Tensor) -> float:
         ValueError, TypeError: on a bad argument (naming ``As``).
     """
     return pairwise_commutators(As).max().item()
+
+
+# --- real data: the two-layer network's matrices, and the covariance-level condition (Chapter 10) ---
+
+def mlp_commutators(X: Any, *, same_channel: bool = True) -> torch.Tensor:
+    """Relative commutators of a two-layer network's per-sample structure matrices (Chapter 10).
+
+    Output channel c of F(x) = V^T phi(U^T x) has A_c(x) = (phi'(0) / 2) [[0, x e_c^T],
+    [e_c x^T, 0]] (Chapter 2). For two samples at angle theta,
+
+        c(A_c(x), A_c(x')) = sin(theta) / sqrt 2,     c(A_c(x), A_c'(x')) = |cos(theta)| / sqrt 2
+        (c != c'),
+
+    so Assumption 1 (all of them commute) needs collinear inputs. Computed from the Gram matrix.
+
+    Args:
+        X: inputs (n, p); a zero row commutes with everything.
+        same_channel: pairs within one output channel (default) or across two channels.
+
+    Returns:
+        The (n, n) matrix of c over sample pairs (0 on the diagonal for ``same_channel``).
+    """
+    X = as_tensor("X", X, ndim=2)
+    if not isinstance(same_channel, bool):
+        raise TypeError(f"argument `same_channel`: expected True or False, got {same_channel!r}")
+    norms = X.norm(dim=1)
+    unit = X / torch.where(norms > 0, norms, 1.0)[:, None]
+    cos = (unit @ unit.T).clamp(-1.0, 1.0)                                   # (n, n)
+    c = (1.0 - cos.square()).clamp_min(0.0).sqrt() if same_channel else cos.abs()
+    nonzero = (norms > 0)[:, None] & (norms > 0)[None, :]
+    c = torch.where(nonzero, c / math.sqrt(2.0), 0.0)
+    if same_channel:
+        c.fill_diagonal_(0.0)
+    return c
+
+
+def covariance_commutator(X: Any, Y: Any) -> float:
+    """c(S_xx, S_xy S_yx) = ||[S_xx, S_xy S_yx]||_F / (||S_xx||_F ||S_xy S_yx||_F) (Chapter 10).
+
+    S_xx = X^T X / n, S_xy = X^T Y / n. Zero exactly when every singular direction r_k of S_xy is an
+    eigenvector of S_xx (distinct singular values), the condition under which the modes of the
+    two-layer NQF decouple (Saxe et al. 2014); whitened inputs (S_xx = I) satisfy it.
+
+    Args:
+        X: inputs (n, p); Y: targets (n, K) or (n,).
+    """
+    X = as_tensor("X", X, ndim=2)
+    Y = as_tensor("Y", Y, dtype=X.dtype, device=X.device)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+        raise ValueError(f"argument `Y`: expected shape ({X.shape[0]}, K) or ({X.shape[0]},), got "
+                         f"{tuple(Y.shape)}")
+    n = X.shape[0]
+    Sxy = X.T @ Y / n
+    return commutator_norm(X.T @ X / n, Sxy @ Sxy.T)
 
 
 @dataclass(frozen=True)

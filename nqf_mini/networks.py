@@ -19,7 +19,10 @@ here with the same code, the same initialisation and the same minibatches, on th
 
 which for K = 1 is the loss of :func:`nqf_mini.simulate_W`. Gradients are written out by hand
 (dV = H^T R, dU = X^T ((R V^T) * phi'(X U)) with R = (F - Y) / batch), which is several times faster
-than autograd for networks this small. Chapters 5-7 use this module.
+than autograd for networks this small. Several runs (an ensemble of initial draws) can be trained
+in one call, stacked along a leading axis. The NQF trained by full-batch gradient descent sees the
+data only through the moments S_xx = X^T X / n and S_xy = X^T Y / n (Chapter 10), and can be
+trained on them alone, at a cost independent of n. Chapters 5-7 and 10 use this module.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import torch
 
 from ._validate import (
     as_tensor, largest, require_bool, require_choice, require_dtype, require_memory,
-    require_positive, require_positive_int, require_shape, require_steps,
+    require_positive, require_positive_int, require_shape, require_steps, to_numpy,
 )
 from .activations import get_activation
 from .device import resolve_device
@@ -58,6 +61,9 @@ _DERIVATIVES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = 
 class TwoLayerRun:
     """What :func:`train_two_layer` returns.
 
+    For stacked runs (``stacked=True``) every weight and record has a run axis R: the loss is
+    (R, T), the outputs (T, R, n, K), U (R, p, d), V (R, d, K), U_traj (T, R, p, d).
+
     Attributes:
         steps: recorded step indices 0, k, 2k, ... and the last step (NumPy int, (T,)).
         loss: the loss (1/2n) sum |F - Y|^2 on the evaluation data at those steps (NumPy, (T,)).
@@ -67,6 +73,7 @@ class TwoLayerRun:
         U_traj: input weights at the recorded steps, (T, p, d), or None.
         V_traj: output weights at the recorded steps, (T, d, K), or None.
         model: "network" or "nqf"; activation: the activation's name.
+        stacked: whether the first axis of U and V holds independent runs.
     """
 
     steps: np.ndarray
@@ -78,6 +85,7 @@ class TwoLayerRun:
     V_traj: torch.Tensor | None
     model: str
     activation: str
+    stacked: bool = False
 
 
 def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
@@ -174,8 +182,21 @@ def two_layer_output(U: Any, V: Any, X: Any, activation: str = "tanh",
 
 def _loss(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
           Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the loss, summed over stacked runs; F of shape (n, K) or (R, n, K))."""
     F = _hidden(act, model, X @ U) @ V
     return 0.5 * (F - Y).square().sum() / X.shape[0], F
+
+
+def _forward_backward(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
+                      Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(F, dL/dU, dL/dV) of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring);
+    U (p, d) or stacked (R, p, d), and V alike."""
+    Z = X @ U                                                            # (..., b, d)
+    H = _hidden(act, model, Z)
+    F = H @ V                                                            # (..., b, K)
+    R = (F - Y) / X.shape[-2]
+    G = (R @ V.mT) * _slope(act, model, Z, H)                            # (..., b, d)
+    return F, X.mT @ G, H.mT @ R
 
 
 def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
@@ -183,16 +204,13 @@ def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.
     """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring).
 
     Leading axes broadcast (an ensemble: U (R, p, d), V (R, d, K), X (R, b, p) or (b, p))."""
-    Z = X @ U
-    H = _hidden(act, model, Z)
-    R = (H @ V - Y) / X.shape[-2]                                        # (..., b, K)
-    return X.mT @ ((R @ V.mT) * _slope(act, model, Z, H)), H.mT @ R
+    return _forward_backward(act, model, U, V, X, Y)[1:]
 
 
 def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, names: tuple[str, str] = ("X", "Y")
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     X = as_tensor(names[0], X, ndim=2, dtype=U0.dtype, device=U0.device).detach()
-    require_shape(names[0], X, (None, U0.shape[0]), like="U0")
+    require_shape(names[0], X, (None, U0.shape[-2]), like="U0")
     Y = as_tensor(names[1], Y, dtype=U0.dtype, device=U0.device).detach()
     Y = Y[:, None] if Y.ndim == 1 else Y
     require_shape(names[1], Y, (X.shape[0], None), like=names[0])
@@ -207,26 +225,76 @@ class _TwoLayer:
         self.act, self.model, self.X, self.Y = act, model, X, Y
         self.record_outputs, self.record_weights = record_outputs, record_weights
 
-    def gradient(self, state: State, batch: Any) -> tuple[None, State]:
+    def gradient(self, state: State, batch: Any) -> tuple[torch.Tensor | None, State]:
+        """(F on the evaluation data when the batch is all of it, else None; the gradients)."""
         U, V = state
-        if batch is None:
-            Xb, Yb = self.X, self.Y
-        elif isinstance(batch, torch.Tensor):
+        if batch is None:                                   # F is measure's prediction
+            F, dU, dV = _forward_backward(self.act, self.model, U, V, self.X, self.Y)
+            return F, (dU, dV)
+        if isinstance(batch, torch.Tensor):
             Xb, Yb = self.X[batch], self.Y[batch]
         else:
             Xb, Yb = _prepare_data(batch[0], batch[1], U, ("stream", "stream"))  # fresh
         return None, _gradients(self.act, self.model, U, V, Xb, Yb)
 
+    def measure(self, state: State, prediction: torch.Tensor | None,
+                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        U, V = state
+        F = (_hidden(self.act, self.model, self.X @ U) @ V if prediction is None
+             else prediction)                                            # (..., n, K)
+        if U.ndim == 2:
+            loss = 0.5 * (F - self.Y).square().sum() / self.X.shape[0]
+            return loss, (self.observe(U, V, None, lambda: F) if record else {})
+        runs = 0.5 * (F - self.Y).square().sum((-1, -2)) / self.X.shape[0]
+        return runs.sum(), (self.observe(U, V, runs, lambda: F) if record else {})
+
+    def observe(self, U: torch.Tensor, V: torch.Tensor, runs: torch.Tensor | None,
+                outputs: Callable[[], torch.Tensor]) -> dict[str, torch.Tensor]:
+        """What a recorded step keeps: each stacked run's loss, and F, U, V when asked."""
+        obs: dict[str, torch.Tensor] = {}
+        if runs is not None:
+            obs["runs"] = runs
+        if self.record_outputs:
+            obs["F"] = outputs()
+        if self.record_weights:
+            obs["U"], obs["V"] = U.clone(), V.clone()
+        return obs
+
+
+class _TwoLayerMoments(_TwoLayer):
+    """The NQF F = phi'(0) X U V under full-batch gradient descent, trained on the moments.
+
+    With P = phi'(0) U V the loss is L = tr(P^T S_xx P) / 2 - tr(P^T S_xy) + tr(S_yy) / 2, and
+    dL/dU = phi'(0) (S_xx P - S_xy) V^T, dL/dV = phi'(0) U^T (S_xx P - S_xy): the steps of
+    :class:`_TwoLayer` on (X, Y) up to round-off, at a cost independent of n (Chapter 10).
+    """
+
+    def __init__(self, act: Any, X: torch.Tensor, Y: torch.Tensor, record_outputs: bool,
+                 record_weights: bool):
+        super().__init__(act, "nqf", X, Y, record_outputs, record_weights)
+        n = X.shape[0]
+        self.Sxx, self.Sxy = X.T @ X / n, X.T @ Y / n                    # (p, p), (p, K)
+        self.half_Syy = 0.5 * Y.square().sum() / n
+
+    def _residual(self, U: torch.Tensor, V: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        P = self.act.phi1 * (U @ V)                                      # (..., p, K)
+        return P, self.Sxx @ P - self.Sxy                                # P, dL/dP
+
+    def gradient(self, state: State, batch: Any) -> tuple[None, State]:
+        U, V = state
+        _, G = self._residual(U, V)
+        phi1 = self.act.phi1
+        return None, (phi1 * (G @ V.transpose(-1, -2)), phi1 * (U.transpose(-1, -2) @ G))
+
     def measure(self, state: State, prediction: None,
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
-        loss, F = _loss(self.act, self.model, U, V, self.X, self.Y)
-        obs: dict[str, torch.Tensor] = {}
-        if record and self.record_outputs:
-            obs["F"] = F
-        if record and self.record_weights:
-            obs["U"], obs["V"] = U.clone(), V.clone()
-        return loss, obs
+        P, G = self._residual(U, V)
+        runs = 0.5 * ((G - self.Sxy) * P).sum((-1, -2)) + self.half_Syy   # (R,) or ()
+        if not record:
+            return runs.sum(), {}
+        return runs.sum(), self.observe(U, V, runs if U.ndim == 3 else None,
+                                        lambda: self.X @ P)
 
 
 def train_two_layer(
@@ -235,10 +303,10 @@ def train_two_layer(
     stream: Stream | None = None, record_every: int | None = None,
     record_steps: Sequence[int] | None = None, record_outputs: bool = False,
     record_weights: bool = False, adam_betas: Sequence[float] = (0.9, 0.999),
-    adam_eps: float = 1e-8,
+    adam_eps: float = 1e-8, stacked: bool = False, moments: bool = False,
 ) -> TwoLayerRun:
     r"""Train :math:`F = V^\top\phi(U^\top x)` (``model="network"``) or its NQF (``model="nqf"``)
-    (Chapters 5-7).
+    (Chapters 5-7, 10).
 
     One step is :math:`W \leftarrow W - \eta\,\partial L/\partial W` on
     :math:`L = \frac{1}{2n}\sum_\mu |F(x_\mu) - Y_\mu|^2` (``optimizer="sgd"``; full batch when
@@ -252,7 +320,8 @@ def train_two_layer(
         X: inputs (n, p).
         Y: targets (n, K) or (n,).
         U0: initial input weights (p, d) (see :func:`two_layer_init`); fixes device and dtype.
-        V0: initial output weights (d, K).
+            With ``stacked=True``: (R, p, d), R independent runs.
+        V0: initial output weights (d, K), or (R, d, K) with ``stacked=True``.
         lr: learning rate :math:`\eta`.
         steps: number of steps (at most 10**7).
         activation: a name from :data:`nqf_mini.activations.ACTIVATIONS` with phi(0) = 0 for the
@@ -269,23 +338,33 @@ def train_two_layer(
         record_weights: also keep U and V at the recorded steps.
         adam_betas: Adam's (beta1, beta2), each in (0, 1).
         adam_eps: Adam's epsilon, > 0.
+        stacked: train the R runs of (U0, V0) at once on the same data and minibatches; the loss
+            minimised is the sum of the runs' losses, so each run follows its own gradient.
+        moments: train the NQF on S_xx = X^T X / n and S_xy = X^T Y / n alone (full-batch
+            gradient descent only): the same run up to round-off, at a cost independent of n
+            (Chapter 10). The outputs, when recorded, are phi'(0) X U V.
 
     Returns:
         A :class:`TwoLayerRun`.
 
     Raises:
         ValueError: on a bad argument (the message names it).
-        DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
+        DivergenceError: if the loss (summed over stacked runs) becomes non-finite or exceeds
+            1e6 times its initial value.
     """
     act = _check_model(model, activation)
     record_outputs = require_bool("record_outputs", record_outputs)
     record_weights = require_bool("record_weights", record_weights)
-    U = as_tensor("U0", U0, ndim=2).detach().clone()
+    stacked, moments = require_bool("stacked", stacked), require_bool("moments", moments)
+    U = as_tensor("U0", U0, ndim=3 if stacked else 2).detach().clone()
     V = as_tensor("V0", V0, dtype=U.dtype, device=U.device).detach().clone()
-    V = V[:, None] if V.ndim == 1 else V
-    require_shape("V0", V, (U.shape[1], None), like="U0")
+    if stacked:
+        require_shape("V0", V, (U.shape[0], U.shape[2], None), like="U0")
+    else:
+        V = V[:, None] if V.ndim == 1 else V
+        require_shape("V0", V, (U.shape[1], None), like="U0")
     X, Y = _prepare_data(X, Y, U)
-    require_shape("Y", Y, (X.shape[0], V.shape[1]), like="V0")
+    require_shape("Y", Y, (X.shape[0], V.shape[-1]), like="V0")
     opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
     steps = require_steps("steps", steps)
     if batch_size is not None and stream is not None:
@@ -294,20 +373,30 @@ def train_two_layer(
     if stream is not None and not callable(stream):
         raise TypeError(f"argument `stream`: expected a function t -> (X_t, Y_t), got "
                         f"{type(stream).__name__}")
+    if moments and (model != "nqf" or optimizer != "sgd" or batch_size is not None
+                    or stream is not None):
+        raise ValueError("argument `moments`: only the NQF (model='nqf') under full-batch "
+                         "gradient descent (optimizer='sgd', no batch_size, no stream) is a "
+                         "function of the moments")
     record = record_points(steps, 1 if record_every is None and record_steps is None
                            else record_every, record_steps)
-    per_record = (Y.numel() if record_outputs else 0) + (U.numel() + V.numel()
-                                                          if record_weights else 0)
+    per_record = (Y.numel() * (U.shape[0] if stacked else 1) if record_outputs else 0) + (
+        U.numel() + V.numel() if record_weights else 0)
     require_record_memory(len(record), per_record + 1, U.dtype, U.device)
+    if stacked:
+        record |= {steps}                           # each run's loss is read from the records
     batches = stream if stream is not None else minibatches(X.shape[0], batch_size, steps, seed)
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
-    system = _TwoLayer(act, model, X, Y, record_outputs, record_weights)
+    system = (_TwoLayerMoments(act, X, Y, record_outputs, record_weights) if moments
+              else _TwoLayer(act, model, X, Y, record_outputs, record_weights))
     trace = train(system, (U, V), opt, steps, batches=batches, record=record, every_step=False)
     rec = trace.records
-    return TwoLayerRun(steps=trace.loss_steps, loss=trace.loss, outputs=rec.get("F"),
-                       U=trace.state[0], V=trace.state[1], U_traj=rec.get("U"),
-                       V_traj=rec.get("V"), model=model, activation=act.name)
+    loss = to_numpy(rec["runs"]).T.copy() if stacked else trace.loss      # (R, T) or (T,)
+    return TwoLayerRun(steps=trace.steps if stacked else trace.loss_steps, loss=loss,
+                       outputs=rec.get("F"), U=trace.state[0], V=trace.state[1],
+                       U_traj=rec.get("U"), V_traj=rec.get("V"), model=model,
+                       activation=act.name, stacked=stacked)
 
 
 # --- the square network: an exact NQF trained without forming A -------------------------------------

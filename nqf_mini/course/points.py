@@ -33,4 +33,7 @@ POINTS: dict[str, int] = {
     "ch8.qk_nqf": 3,
     "ch9.layerwise_nqf": 2,
     "ch9.order_parameters": 3,
+    "ch10.whiten": 2,
+    "ch10.ignition_step": 3,
+    "ch10.assumptions": 1,
 }

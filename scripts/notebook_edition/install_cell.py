@@ -4,7 +4,8 @@ the package version ``nqf_mini.__version__`` (the tag ``v<version>``):
 
 * ``pip install --no-deps`` from the repository at that tag, so none of Colab's own
   packages is replaced (a resolving install upgrades ipywidgets 7.7.1 to 8.x, whose
-  front end breaks Colab's controls); Colab already ships torch, numpy and matplotlib;
+  front end breaks Colab's controls); Colab already ships torch, numpy, matplotlib and
+  scikit-learn (Chapter 10's digits);
 * ``NQF_DEVICE=cpu``, so that a Colab GPU reproduces the stored CPU numbers, with one
   visible line saying how to use the GPU instead;
 * nothing at all outside Colab.
