@@ -8,7 +8,7 @@ import nqf_mini as nqf
 from nqf_mini.course.check import CHECKS, exercise, judge
 from nqf_mini.course.answers import LocalAnswer
 from nqf_mini.course.checks_ch10 import ignition_step_truth
-from nqf_mini.course.points import GRADED
+from nqf_mini.course.points import POINTS
 
 from ..conftest import assert_feedback
 
@@ -44,7 +44,7 @@ WRONG_WHITEN = {
 
 def test_ch10_checks_registered_and_graded():
     labels = {"ch10.whiten", "ch10.ignition_step", "ch10.assumptions"}
-    assert labels <= set(CHECKS) and labels <= set(GRADED)
+    assert labels <= set(CHECKS) and labels <= set(POINTS)
 
 
 def test_ch10_whiten():
