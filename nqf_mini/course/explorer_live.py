@@ -28,7 +28,10 @@ import io
 import math
 from typing import TYPE_CHECKING, Any
 
+import matplotlib as mpl
 import numpy as np
+
+from .style import STYLE
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -45,7 +48,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 def png(fig: Figure, dpi: int) -> bytes:
     """The figure as the live widget shows it: a PNG at ``dpi``, without metadata."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    with mpl.rc_context(STYLE):
+        fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     return buffer.getvalue()
 
 
