@@ -247,7 +247,8 @@ class Explorer:
     #: Where the frames' axes are (the same in every frame); None: each figure laid out
     #: by itself.
     layout: tuple[Bbox, ...] | None = field(default=None, repr=False, compare=False)
-    #: Seconds one frame took to draw (the live widget follows a slider when it is short).
+    #: CPU seconds one frame took to draw (the live widget follows a slider when it is
+    #: short; CPU time, so that a machine busy with other work does not change it).
     seconds: float = field(default=0.0, repr=False, compare=False)
     _views: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
 
@@ -493,19 +494,19 @@ def explorer(draw: Callable[..., None], *controls: Control, caption: str,
     frames: list[bytes] = []
     seen: dict[bytes, int] = {}
     index: list[int] = []
-    start = time.perf_counter()
+    start = time.process_time()
     if not complete:
         # The default frame alone, laid out by itself; every grid point shows it.
         fig = _draw_figure(draw, size, dict(zip(names, default, strict=True)))
         frames.append(_png(fig, dpi, colors))
         index = [0] * math.prod(len(c.values) for c in controls)
         boxes = None
-        seconds = time.perf_counter() - start
+        seconds = time.process_time() - start
     else:
         corners = [dict(zip(names, point, strict=True)) for point in _corners(controls)]
         boxes = _common_layout([_draw_figure(draw, size, values) for values in corners])
         grid = list(itertools.product(*(c.values for c in controls)))
-        start = time.perf_counter()
+        start = time.process_time()
         for combo in grid:
             fig = _draw_figure(draw, size, dict(zip(names, combo, strict=True)), boxes)
             png = _png(fig, dpi, colors)
@@ -513,7 +514,7 @@ def explorer(draw: Callable[..., None], *controls: Control, caption: str,
                 seen[png] = len(frames)
                 frames.append(png)
             index.append(seen[png])
-        seconds = (time.perf_counter() - start) / len(grid)
+        seconds = (time.process_time() - start) / len(grid)
     return Explorer(draw=draw, controls=tuple(controls), caption=caption.strip(),
                     frames=tuple(frames), index=tuple(index), figsize=size, dpi=dpi,
                     alt=alt.strip(), complete=complete, live=live,

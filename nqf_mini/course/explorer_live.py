@@ -14,11 +14,13 @@ range, not only the grid's points:
   each value rounded to that step.
 
 Moving one calls the chapter's ``draw`` again (:meth:`Explorer.figure`, the package's
-own simulation) and shows the new PNG. When a figure takes less than
-:data:`FOLLOW_SECONDS` to draw, the figure follows the slider as it moves (the front end
-sends the next value only once the kernel has answered the last, so a drag never queues
-up); a slower one redraws when the reader lets go, and says so under the figure. A draw
-that fails shows its message there instead of the figure.
+own simulation) and shows the new PNG. While a figure takes less than
+:data:`FOLLOW_SECONDS` of CPU time to draw (the median of the last three), it follows the
+slider as it moves (the front end sends the next value only once the kernel has answered
+the last, so a drag never queues up); a slower one redraws when the reader lets go, and
+says so under the figure. The choice is made again after every redraw, so it suits the
+machine the kernel runs on. A draw that fails shows its message there instead of the
+figure.
 """
 
 from __future__ import annotations
@@ -26,12 +28,10 @@ from __future__ import annotations
 import html
 import io
 import math
+import time
 from typing import TYPE_CHECKING, Any
 
-import matplotlib as mpl
 import numpy as np
-
-from .style import STYLE
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -40,16 +40,16 @@ if TYPE_CHECKING:
 
 __all__ = ["FOLLOW_SECONDS", "LiveView", "draw_value", "png", "slider_step"]
 
-#: A figure that draws faster than this follows the slider; a slower one redraws on release.
-FOLLOW_SECONDS = 0.3
+#: A figure that draws in less CPU time than this follows the slider; a slower one redraws
+#: when the slider is released.
+FOLLOW_SECONDS = 0.5
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def png(fig: Figure, dpi: int) -> bytes:
     """The figure as the live widget shows it: a PNG at ``dpi``, without metadata."""
     buffer = io.BytesIO()
-    with mpl.rc_context(STYLE):
-        fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     return buffer.getvalue()
 
 
@@ -129,23 +129,21 @@ class LiveView:
     """The explorer's controls as ipywidgets, its figure redrawn in the kernel.
 
     ``box`` is the widget shown (controls, figure, caption, status line); ``image`` the
-    figure's widget; ``values`` the values of the figure shown.
+    figure's widget; ``values`` the values of the figure shown; ``seconds`` the CPU
+    seconds of each redraw so far.
     """
 
     def __init__(self, explorer: Explorer) -> None:
         import ipywidgets as widgets
 
         self.explorer = explorer
-        follow = explorer.seconds < FOLLOW_SECONDS
-        self.inputs = [_widget(widgets, c, follow) for c in explorer.controls]
+        self.follows = explorer.seconds < FOLLOW_SECONDS
+        self.inputs = [_widget(widgets, c, self.follows) for c in explorer.controls]
         self.values = {c.name: c.default for c in explorer.controls}
+        self.seconds: list[float] = []
         self.image = widgets.Image(value=explorer._repr_png_(), format="png",
                                    layout=widgets.Layout(max_width="100%", height="auto"))
-        slow = ("" if follow else
-                f"The figure redraws when you release a slider (it takes about "
-                f"{explorer.seconds:.1f} s to draw).")
-        self.status = widgets.HTML(value=self._note(slow))
-        self._slow = slow
+        self.status = widgets.HTML(value=self._pace(explorer.seconds))
         rows = [widgets.HBox([w] + ([readout] if readout is not None else []))
                 for w, readout in self.inputs]
         caption = widgets.HTML(value=self._note(explorer.caption))
@@ -158,6 +156,24 @@ class LiveView:
     def _note(text: str, color: str = "inherit") -> str:
         return (f'<p style="font-size:0.9em;margin:0.2em 0;color:{color}">'
                 f"{html.escape(text)}</p>" if text else "")
+
+    def _pace(self, seconds: float) -> str:
+        """The status line: empty while the figure follows the slider."""
+        if self.follows:
+            return ""
+        return self._note("The figure redraws when you release a slider (it takes about "
+                          f"{max(seconds, 0.1):.1f} s to draw).")
+
+    def _adapt(self) -> None:
+        """Follow the slider, or redraw on release, by the last three redraws' CPU time."""
+        recent = float(np.median(self.seconds[-3:]))
+        follows = recent < FOLLOW_SECONDS
+        if follows != self.follows:
+            self.follows = follows
+            for w, _ in self.inputs:
+                if hasattr(w, "continuous_update"):
+                    w.continuous_update = follows
+        self.status.value = self._pace(recent)
 
     def current(self) -> dict[str, Any]:
         """The values ``draw`` gets for the widgets' present state."""
@@ -172,14 +188,17 @@ class LiveView:
         if values == self.values:
             return
         self.values = values
+        start = time.process_time()
         try:
             self.image.value = png(self.explorer.figure(**values), self.explorer.dpi)
-        except Exception as err:  # noqa: BLE001 - shown to the reader, who moved the control
+        except Exception as err:  # shown to the reader, who moved the control
             shown = ", ".join(f"{k} = {v}" for k, v in values.items())
             self.status.value = self._note(
                 f"No figure for {shown}: {type(err).__name__}: {err}", color="#b00020")
             return
-        self.status.value = self._note(self._slow)
+        finally:
+            self.seconds.append(time.process_time() - start)
+        self._adapt()
 
     def mimebundle(self) -> dict[str, Any]:
         """The output that shows the widget (ipywidgets 7 and 8 write the same)."""

@@ -323,7 +323,7 @@ def parse(stored: str) -> tuple[dict[str, Any], str, dict[str, Any] | None]:
     # and alt text in the data; the default point is the image's.
     shape = data["shape"]
     point = int(found.image.get("data-nqf-point") or 0)
-    defaults = []
+    defaults: list[int] = []
     for n in reversed(shape):
         defaults.insert(0, point % n)
         point //= n

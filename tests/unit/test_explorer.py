@@ -323,3 +323,69 @@ def test_repr_says_what_it_holds(two):
 def test_bad_arguments_name_the_argument(make, argument):
     with pytest.raises((TypeError, ValueError), match=argument):
         make()
+
+
+# --- the live view (ipywidgets, here without a kernel: the same objects, no messages) ---
+
+
+def live(*controls: Slider | Choice, draw=draw_line) -> Explorer:
+    ex = explorer(draw, *controls, caption="What to look for: the line tilts.",
+                  figsize=(2.0, 1.5), dpi=30)
+    return ex
+
+
+def test_live_controls_cover_the_whole_range(monkeypatch):
+    """Each control's widget spans the grid's range, not only its points: a float grid
+    in steps of a power of 10 below its spacing, an integer grid over every integer, a
+    geometric grid of integers on a log scale rounded to integers, a menu as a menu."""
+    pytest.importorskip("ipywidgets")
+    monkeypatch.setenv(FRAMES_ENV_VAR, "default")
+    widths = Slider("width", 2 ** np.arange(2, 11), default=64, label="width d")
+    seeds = Slider("seed", range(4))
+    view = live(KIND, SLOPE, draw=lambda fig, kind, slope: fig.subplots()).widget()
+    (menu, none), (slider, readout) = view.inputs
+    assert none is None and list(menu.options) == ["line", "dots"]
+    assert (slider.min, slider.max, slider.step) == (-1.0, 1.0, 0.1)
+    assert type(slider).__name__ == "FloatSlider" and readout.value == "0.5"
+    assert explorer_live.draw_value(SLOPE, 0.30000000000000004) == 0.3
+    assert explorer_live.draw_value(SLOPE, -0.0) == 0.0
+    for control, kind, value, drawn in [(widths, "FloatLogSlider", 90.5, 90),
+                                        (seeds, "IntSlider", 2, 2)]:
+        (w, _), = live(control, draw=lambda fig, **v: fig.subplots()).widget().inputs
+        assert type(w).__name__ == kind and explorer_live.draw_value(control, value) == drawn
+    (w, _), = live(widths, draw=lambda fig, **v: fig.subplots()).widget().inputs
+    assert (10 ** w.min, 10 ** w.max) == pytest.approx((4, 1024))
+    assert explorer_live.slider_step(Slider("r", [0.0, 0.25, 0.5])) == 0.01
+
+
+def test_live_view_redraws_the_value_and_paces_itself(monkeypatch):
+    """A move draws exactly ``figure(**values)``; a draw slower than FOLLOW_SECONDS of
+    CPU time switches the sliders to redraw on release and says so, a fast one back."""
+    pytest.importorskip("ipywidgets")
+    import time
+
+    monkeypatch.setenv(FRAMES_ENV_VAR, "default")
+    cost = {"seconds": 0.0}
+
+    def draw(fig, slope):
+        end = time.process_time() + cost["seconds"]
+        while time.process_time() < end:
+            pass
+        draw_line(fig, slope)
+
+    ex = live(Slider("slope", [-1.0, 0.0, 0.5, 1.0], default=0.5), draw=draw)
+    view = ex.widget()
+    (slider, readout), = view.inputs
+    assert view.follows and slider.continuous_update
+    slider.value = -0.3
+    assert readout.value == "-0.3" and view.values == {"slope": -0.3}
+    assert view.image.value == explorer_live.png(ex.figure(slope=-0.3), ex.dpi)
+    cost["seconds"] = 1.2 * explorer_live.FOLLOW_SECONDS
+    for value in (0.1, 0.2):
+        slider.value = value
+    assert not view.follows and not slider.continuous_update
+    assert "redraws when you release" in view.status.value
+    cost["seconds"] = 0.0
+    for value in (0.3, 0.4, 0.6):
+        slider.value = value
+    assert view.follows and slider.continuous_update and view.status.value == ""

@@ -13,6 +13,7 @@ tests/chapters/test_live_explorers.py drives every chapter's explorer the same w
 
 from __future__ import annotations
 
+import importlib.util
 import io
 from pathlib import Path
 
@@ -20,9 +21,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from .kernel_driver import WIDGET_VIEW, Kernel
+from ..conftest import need
 
-pytest.importorskip("ipywidgets")
+from .kernel_driver import WIDGET_VIEW, Kernel
 
 CELL = '''
 import numpy as np
@@ -61,6 +62,7 @@ def drawn(kernel: Kernel, **values: object) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def kernel():
+    need(importlib.util.find_spec("ipywidgets") is not None, "ipywidgets is not installed")
     with Kernel(Path(__file__).parent, env={"NQF_EXPLORER_FRAMES": None,
                                             "NQF_DEVICE": "cpu"}, timeout=300) as k:
         yield k
@@ -107,7 +109,7 @@ def test_a_failing_draw_says_so_under_the_figure(kernel):
     assert image.state["value"] == before
 
 
-def test_all_frames_and_no_widget_when_asked():
+def test_all_frames_and_no_widget_when_asked(kernel):
     """``NQF_EXPLORER_FRAMES=all`` (the book's stored outputs): the static explorer
     with every frame, also in a kernel."""
     with Kernel(Path(__file__).parent, env={"NQF_EXPLORER_FRAMES": "all"},
