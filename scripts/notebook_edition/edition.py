@@ -83,12 +83,6 @@ def docname(path: Path, root: Path = ROOT) -> str:
 # --------------------------------------------------------------------------
 
 
-def build_table(html_dir: Path, root: Path = ROOT) -> dict[str, Any]:
-    """The numbering table of the book built in ``html_dir`` (see :mod:`.numbering`)."""
-    chapters = {docname(p, root): nbformat.read(p, as_version=4) for p in edition_paths(root)}
-    return numbering.extract(html_dir, chapters, toc_docs(root))
-
-
 def load_table(root: Path = ROOT) -> dict[str, Any]:
     return numbering.load(root / EDITION / TABLE)
 
