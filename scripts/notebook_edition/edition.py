@@ -48,21 +48,6 @@ def site_url(root: Path = ROOT) -> str:
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
-def toc_docs(root: Path = ROOT) -> list[str]:
-    """Every docname of ``_toc.yml``, in order."""
-
-    def files(node: Any) -> list[str]:
-        if isinstance(node, dict):
-            own = [node["file"]] if "file" in node else []
-            return own + [f for k, v in node.items() if k != "file" for f in files(v)]
-        if isinstance(node, list):
-            return [f for item in node for f in files(item)]
-        return []
-
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    return [toc["root"]] + files(toc.get("parts", []) or toc.get("chapters", []))
-
-
 def chapter_paths(root: Path = ROOT) -> list[Path]:
     return sorted((root / "chapters").glob("*.ipynb"))
 

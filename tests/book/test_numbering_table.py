@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from scripts import toc
 from scripts.notebook_edition import edition, numbering
 
 from . import html_numbering
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 TABLE = ROOT / "_build" / ".doctrees" / "book-numbering.json"
 NEEDS = (TABLE, "book")
-PAGES = edition.toc_docs(ROOT)
+PAGES = toc.pages(ROOT)
 
 
 @pytest.fixture(scope="module")

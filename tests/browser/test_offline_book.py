@@ -17,24 +17,12 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 import yaml
 
+from scripts import toc
+
 from .conftest import HTML, ROOT, SCREENSHOTS
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
-
-
-def toc_files(node) -> list:
-    """Every page of a table of contents, the root (the intro) first."""
-    if isinstance(node, dict):
-        return ([node["root"]] if "root" in node else []) + (
-            [node["file"]] if "file" in node else []) + [
-            f for key, value in node.items() if key != "file" for f in toc_files(value)]
-    if isinstance(node, list):
-        return [f for item in node for f in toc_files(item)]
-    return []
-
-
-CHAPTERS = [f for f in toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
-            if f.startswith("chapters/")]
+CHAPTERS = [f for f in toc.pages() if f.startswith("chapters/")]
 
 # Raw TeX that MathJax would have replaced; code, scripts and MathJax's own output are not prose.
 RAW_MATH = re.compile(r"\\\(|\\\[|\$\$|\\begin\{")
