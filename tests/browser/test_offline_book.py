@@ -2,8 +2,10 @@
 
 For the intro page and every chapter in ``_toc.yml``, headless Chromium loads the page from a local
 server while every remote host name fails to resolve, and the test checks that MathJax typeset the
-math, that each figure stored in the notebook is on the page and was served, and that the Colab and Binder links point at the chapter's notebook
-edition (``notebooks/``, made by ``make notebooks``) in the repository named in ``_config.yml``. A screenshot of each chapter goes to ``_build/screenshots``.
+math, that each figure stored in the notebook is on the page and was served, and that the Colab
+and Binder links point at the chapter's notebook edition (``notebooks/``, made by ``make
+notebooks``) in the repository named in ``_config.yml``. A screenshot of each chapter goes to
+``_build/screenshots``.
 """
 
 from __future__ import annotations
@@ -183,7 +185,10 @@ def test_chapter(chapter, browser, book_server):
     notebook = f"{prefix}{edition}"
     ui = {"classic": "tree", "jupyterlab": "lab/tree"}[launch.get("notebook_interface", "classic")]
     colab = f"{launch['colab_url'].strip('/')}/github/{owner}/{repo}/blob/{branch}/{notebook}"
-    binder = f"{launch['binderhub_url'].strip('/')}/v2/gh/{owner}/{repo}/{branch}?urlpath={ui}/{notebook}"
+    binder = (
+        f"{launch['binderhub_url'].strip('/')}/v2/gh/{owner}/{repo}/{branch}"
+        f"?urlpath={ui}/{notebook}"
+    )
     assert colab in static.links, f"{page_path}: no Colab link {colab}"
     assert binder in static.links, f"{page_path}: no Binder link {binder}"
 
