@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import ast
 import re
-import shutil
 import sys
 from pathlib import Path
 

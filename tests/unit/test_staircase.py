@@ -127,8 +127,10 @@ def test_fitted_fractions_oracles():
     assert torch.allclose(fitted_fractions(F, X, Y), torch.ones(3, dtype=torch.float64), atol=1e-12)
     modes = data_modes(X, Y)
     assert torch.allclose(modes.fractions(X.T @ F / 40), fitted_fractions(F, X, Y), atol=1e-13)
-    batch = fitted_fractions(torch.stack([0.5 * F, F]).unsqueeze(0), X, Y)   # (1, 2, m)
-    assert batch.shape == (1, 2, 3) and torch.allclose(batch[0, 0], torch.full((3,), 0.5, dtype=torch.float64))
+    batch = fitted_fractions(torch.stack([0.5 * F, F]).unsqueeze(0), X, Y)  # (1, 2, m)
+    assert batch.shape == (1, 2, 3) and torch.allclose(
+        batch[0, 0], torch.full((3,), 0.5, dtype=torch.float64)
+    )
     # Chapter 5's data: the modes are the coordinate axes, q_k is mode_fractions
     n, K = 32, 3
     Q, _ = torch.linalg.qr(_g(8, n, 5))
