@@ -11,8 +11,8 @@ A case is ``(name, make_kwargs, kinds)``. ``name`` is a public name of ``nqf_min
 architecture), ``arch.NAME.method`` (a method of a small instance of it, see :data:`ARCHS`),
 ``architectures:patch_matrix`` or ``NAME->method`` (a method of what the first case of the
 public function ``NAME`` returns, e.g. ``predict_staircase->loss``). ``make_kwargs()``
-returns fresh valid keyword arguments; ``kinds`` maps an argument to its kind. A leading ``?`` marks an optional argument (None is
-legal there); tensor kinds take flags after a slash:
+returns fresh valid keyword arguments; ``kinds`` maps an argument to its kind. A leading
+``?`` marks an optional argument (None is legal there); tensor kinds take flags after a slash:
 
 * ``"T"``: a real tensor. Refused: None, NaN, inf, complex, bool, a string, a dict, an
   empty tensor, an extra dimension, a tensor on the ``meta`` device (a device the others are
