@@ -46,7 +46,8 @@ import math
 import signal
 import warnings
 from dataclasses import fields, is_dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -629,7 +630,8 @@ def mutations(kind: str, value: Any) -> list[tuple[str, Any]]:
     """(description, bad value) pairs for an argument of ``kind`` whose valid value is ``value``."""
     optional, base, flags = _parse(kind)
     if base == "T":
-        t = value if isinstance(value, torch.Tensor) else torch.as_tensor(value, dtype=torch.float64)
+        t = value if isinstance(value, torch.Tensor) else torch.as_tensor(value,
+                                                                          dtype=torch.float64)
         out = _tensor_mutations(t, flags)
         return out if optional else [("None", None)] + out
     if base in ("X", "Xidx"):
@@ -675,7 +677,8 @@ def accepted_variants(kind: str, value: Any) -> list[tuple[str, Any, bool]]:
 # --- outcomes ------------------------------------------------------------------------------------
 
 def contains_nonfinite(result: Any) -> bool:
-    """Whether any number inside ``result`` (tensors, arrays, floats, tuples, dataclasses) is NaN/inf."""
+    """Whether any number inside ``result`` (tensors, arrays, floats, tuples, dataclasses) is
+    NaN or inf."""
     if isinstance(result, torch.Tensor):
         if result.device.type == "meta":
             return False                                    # no values: a silent acceptance
@@ -731,7 +734,7 @@ def classify(fn: Callable[..., Any], kwargs: dict[str, Any], arg: str) -> tuple[
         if any(a in msg for a in ALLOCATION):
             return "allocation", msg
         return ("clear" if f"`{arg}`" in msg else "wrong argument"), msg
-    except Exception as exc:  # noqa: BLE001 - the point is to see what escapes
+    except Exception as exc:
         msg = f"{type(exc).__name__}: {exc}"
         return ("allocation" if any(a in msg for a in ALLOCATION) else "cryptic"), msg
     return ("silent NaN" if contains_nonfinite(result) else "silent accept"), ""

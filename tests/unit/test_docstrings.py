@@ -77,7 +77,8 @@ def test_docstring_documents_every_parameter_and_the_chapter(name, obj):
     for p in sig.parameters.values():
         if p.name in ("self", "cls"):
             continue
-        assert re.search(rf":param [^:]*\b{p.name}\b[^:]*:", rst), f"{name}: `{p.name}` undocumented"
+        assert re.search(rf":param [^:]*\b{p.name}\b[^:]*:", rst), \
+            f"{name}: `{p.name}` undocumented"
     if sig.return_annotation not in (None, "None", inspect.Signature.empty):
         assert ":returns:" in rst, f"{name}: no Returns section"
 
