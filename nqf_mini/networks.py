@@ -286,7 +286,7 @@ class _TwoLayerMoments(_TwoLayer):
         phi1 = self.act.phi1
         return None, (phi1 * (G @ V.transpose(-1, -2)), phi1 * (U.transpose(-1, -2) @ G))
 
-    def measure(self, state: State, prediction: None,
+    def measure(self, state: State, prediction: torch.Tensor | None,
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
         P, G = self._residual(U, V)
