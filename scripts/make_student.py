@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import shutil
 import sys
 from pathlib import Path
