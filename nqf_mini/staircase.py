@@ -213,7 +213,7 @@ class Staircase:
         s = _steps("steps", steps, self.rate)
         u0 = self.z_eff / self.zstar
         logit = torch.log(torch.where(u0 > 0, 1.0 / u0.clamp_min(1e-300) - 1.0, math.inf))
-        return 1.0 - torch.sigmoid(logit - torch.outer(s, self.rate))      # (T, m)
+        return torch.sigmoid(torch.outer(s, self.rate) - logit)            # (T, m)
 
     def loss(self, steps: Any, levels: str = "decoupled") -> torch.Tensor:
         r"""Predicted loss L at the given steps (Chapter 10).
