@@ -91,13 +91,16 @@ class TwoLayerRun:
 def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
                    dtype: torch.dtype = torch.float64,
                    device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""I.i.d. Gaussian initial weights U0 (p, d) and V0 (d, K), every entry N(0, scale^2)
-    (Chapters 5-7).
+    r"""I.i.d. Gaussian initial weights U0 (p, d) and V0 (d, K), every entry
+    :math:`N(0, \sigma^2)` with :math:`\sigma` = ``scale`` (Chapters 5-7).
 
     Drawn on the CPU from :func:`nqf_mini.generator`, so every device gets the same numbers. Each
-    unit starts with :math:`|w_i|^2 \approx (p + K)\,\mathrm{scale}^2`, so the mode strengths are
-    :math:`z_k(0) = \Theta(\mathrm{scale}^2)` (the review's minor point 1:
-    :math:`\varepsilon = \mathrm{scale}^2`).
+    unit starts with :math:`|w_i|^2 \approx (p + K)\sigma^2`, and a unit-norm mode direction
+    :math:`e_k` of a unit's parameters gets
+    :math:`z_k(0) = \sum_{i=1}^d (e_k^\top w_i)^2 \approx d\sigma^2`: the initial mode strength
+    is :math:`\varepsilon = d\sigma^2` (the course's notation; the review's minor point 1 asks
+    for the relation between :math:`\varepsilon` and :math:`z_k(0)`; Chapter 5 derives the
+    prefactor of each model).
 
     Args:
         p: input dimension (the rows of U).
@@ -286,7 +289,7 @@ class _TwoLayerMoments(_TwoLayer):
         phi1 = self.act.phi1
         return None, (phi1 * (G @ V.transpose(-1, -2)), phi1 * (U.transpose(-1, -2) @ G))
 
-    def measure(self, state: State, prediction: None,
+    def measure(self, state: State, prediction: torch.Tensor | None,
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
         P, G = self._residual(U, V)

@@ -1,4 +1,5 @@
-"""Two-layer networks and their NQF (nqf_mini.networks): gradients, the quadratic form, optimisers."""
+"""Two-layer networks and their NQF (nqf_mini.networks): gradients, the quadratic form,
+optimisers."""
 
 import numpy as np
 import pytest
