@@ -5,8 +5,9 @@ The lock (``requirements.txt``) is one environment; ``make test`` runs it. Two m
 * ``colab``: what Google Colab ships: Python 3.12, the newest torch pip gives, numpy
   2.0, matplotlib 3.10, ipywidgets 7.7.1, scikit-learn 1.6.1 (Chapter 10's digits), and
   ``nqf_mini`` installed with ``--no-deps``,
-  as the chapters' Colab install cell does. The unit tests and nbval over every
-  notebook (the stored outputs reproduced) run there.
+  as the chapters' Colab install cell does. The unit tests, every chapter's explorer
+  driven live in a kernel (``tests/chapters/test_live_explorers.py``) and nbval over
+  every notebook (the stored outputs reproduced) run there.
 * ``minimum``: Python 3.10 with every dependency of ``pyproject.toml`` at its declared
   floor (``numpy>=1.23`` becomes ``numpy==1.23``) and the ipywidgets and scikit-learn
   floors of the ``notebooks`` extra. The unit tests run there, and every notebook executes under
@@ -150,10 +151,14 @@ def _timeout(seconds: int) -> str:
 @nox.session(python="3.12", allow_parallel=True)
 def colab(session: nox.Session) -> None:
     """Colab-like: Python 3.12, newest torch, numpy 2.0, matplotlib 3.10, ipywidgets
-    7.7.1, scikit-learn 1.6.1, nqf_mini --no-deps: the unit tests and nbval over every
-    notebook."""
+    7.7.1, scikit-learn 1.6.1, nqf_mini --no-deps: the unit tests, every chapter's
+    explorer live in a kernel, and nbval over every notebook."""
     _prepare(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1",
                        "scikit-learn==1.6.1"])
+    # Every chapter's explorer live in a kernel under Colab's ipywidgets 7.7.1: each
+    # control moved as Colab's front end moves it, the figure redrawn by draw.
+    session.run("python", "-m", "pytest", "tests/chapters/test_live_explorers.py", "-q",
+                env=_environment())
     session.run(
         "python",
         "-m",
