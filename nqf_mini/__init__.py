@@ -63,6 +63,7 @@ from .loss_curves import (
     feature_wise_curve, hurwitz_tail, ignition_window, logistic_loss_curve, power_law_modes,
     sample_wise_curve,
 )
+from .commuting_nqf import commuting_data, train_commuting_nqf
 from .networks import train_square_network
 from .power_law_fit import fit_power_law
 from .rank_one import rank_one_curve
@@ -72,6 +73,8 @@ from .spectral_data import fourier_features, fourier_modes, orthonormal_samples,
 from .commutativity import nearest_commuting, perturb_commuting
 from .ntk import drift_scaling, ntk_drift, ntk_regime, scaled_nqf_problem
 from .remainder import scaled_remainder
+from .stacked_dynamics import simulate_M_stacked
+from .networks import train_two_layer_stacked
 from .teacher_student import best_linear_fit, make_teacher, online_stream
 
 # Chapters 8 and 9: the paper's experiments (deep networks: nqf_mini.deep)
@@ -105,10 +108,11 @@ __all__ = [
     "nonproportional_exponent", "logistic_loss_curve", "hurwitz_tail", "power_law_modes",
     "feature_wise_curve", "sample_wise_curve", "ignition_window", "fit_power_law",
     "rank_one_curve", "fourier_features", "fourier_modes", "orthonormal_samples",
-    "proportional_init", "train_square_network",
+    "proportional_init", "train_square_network", "commuting_data", "train_commuting_nqf",
     # Chapter 7
     "make_teacher", "online_stream", "best_linear_fit", "scaled_nqf_problem", "ntk_drift",
     "drift_scaling", "ntk_regime", "perturb_commuting", "nearest_commuting", "scaled_remainder",
+    "train_two_layer_stacked", "simulate_M_stacked",
     # Chapters 8 and 9
     "module_pair", "agreement_window",
 ]

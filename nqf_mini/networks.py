@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_positive, require_positive_int, require_shape,
+    as_tensor, describe, require_choice, require_positive, require_positive_int, require_shape,
 )
 from .activations import get_activation
 from .device import resolve_device
@@ -145,11 +145,13 @@ def _loss(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tenso
 
 def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
                Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring)."""
+    """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring);
+    with a leading run axis on every argument, the gradients of each run's own loss."""
     Z = X @ U
     H = _hidden(act, model, Z)
-    R = (H @ V - Y) / X.shape[0]                                         # (b, K)
-    return X.T @ ((R @ V.T) * _slope(act, model, Z, H)), H.T @ R
+    R = (H @ V - Y) / X.shape[-2]                                        # (b, K)
+    # .mT: the same formula for stacked runs, X (R, b, p), U (R, p, d), V (R, d, K)
+    return X.mT @ ((R @ V.mT) * _slope(act, model, Z, H)), H.mT @ R
 
 
 def _prepare_data(X: Any, Y: Any, U0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -304,3 +306,132 @@ def train_square_network(X: Any, y: Any, W0: Any, lr: float, steps: int, record_
     trace = train(_Square(X, y), (W,), make_optimizer("gd", "sgd", lr), steps,
                   record=record_points(steps, record_every), every_step=False)
     return trace.loss_steps, trace.loss
+
+
+# --- stacked runs: R independent networks (an ensemble) trained at once -----------------------------
+
+@dataclass(frozen=True)
+class StackedTwoLayerRun:
+    """What :func:`train_two_layer_stacked` returns: R runs, every array with a run axis.
+
+    Attributes:
+        steps: recorded step indices (NumPy int, (T,)).
+        loss: each run's loss on its own evaluation data at those steps (NumPy, (R, T)).
+        outputs: F at those steps, (T, R, n, K), or None.
+        U, V: final weights, (R, p, d) and (R, d, K).
+        U_traj, V_traj: weights at the recorded steps, (T, R, p, d) and (T, R, d, K), or None.
+        model, activation: as in :class:`TwoLayerRun`.
+    """
+
+    steps: np.ndarray
+    loss: np.ndarray
+    outputs: torch.Tensor | None
+    U: torch.Tensor
+    V: torch.Tensor
+    U_traj: torch.Tensor | None
+    V_traj: torch.Tensor | None
+    model: str
+    activation: str
+
+    def run(self, r: int) -> TwoLayerRun:
+        """Run r alone, as the :class:`TwoLayerRun` that :func:`train_two_layer` would return."""
+        R = self.U.shape[0]
+        r = require_positive_int("r", r, minimum=0)
+        if r >= R:
+            raise ValueError(f"argument `r`: expected a run index in [0, {R}), got {r}")
+        pick = (lambda x: None if x is None else x[:, r])
+        return TwoLayerRun(steps=self.steps, loss=self.loss[r], outputs=pick(self.outputs),
+                           U=self.U[r], V=self.V[r], U_traj=pick(self.U_traj),
+                           V_traj=pick(self.V_traj), model=self.model,
+                           activation=self.activation)
+
+
+class _StackedTwoLayer(_TwoLayer):
+    """R runs of :class:`_TwoLayer` at once; the monitored loss is the sum of the runs' losses."""
+
+    def gradient(self, state: State, batch: Any) -> tuple[None, State]:
+        U, V = state
+        Xb, Yb = (self.X, self.Y) if batch is None else batch
+        return None, _gradients(self.act, self.model, U, V, Xb, Yb)
+
+    def measure(self, state: State, prediction: None,
+                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        U, V = state
+        F = _hidden(self.act, self.model, self.X @ U) @ V                 # (R, n, K)
+        losses = 0.5 * (F - self.Y).square().sum((-2, -1)) / self.X.shape[-2]
+        obs: dict[str, torch.Tensor] = {"loss": losses} if record else {}
+        if record and self.record_outputs:
+            obs["F"] = F
+        if record and self.record_weights:
+            obs["U"], obs["V"] = U.clone(), V.clone()
+        return losses.sum(), obs
+
+
+def train_two_layer_stacked(
+    X: Any, Y: Any, U0: Any, V0: Any, *, lr: float, steps: int, activation: str = "tanh",
+    model: str = "network", stream: Stream | None = None,
+    record_every: int | None = None, record_steps: Sequence[int] | None = None,
+    record_outputs: bool = False, record_weights: bool = False,
+) -> StackedTwoLayerRun:
+    """Train R independent two-layer networks (or NQFs) at once: an ensemble (Chapter 7).
+
+    Run r is exactly :func:`train_two_layer` with ``U0[r], V0[r]`` on its own data: full-batch
+    gradient descent on (X[r], Y[r]), or online SGD on the fresh batches ``stream(t)[r]``,
+    W <- W - lr dL_r/dW with L_r = (1/2b) sum |V_r^T phi(U_r^T x) - y|^2 on the batch (the NQF:
+    phi'(0) x^T U_r V_r). The R runs share one loop and one tensor with a leading run axis, so an
+    ensemble of ten small networks costs little more per step than one.
+
+    Args:
+        X: evaluation inputs (n, p), shared by the runs, or (R, n, p).
+        Y: each run's evaluation targets, (R, n) or (R, n, K).
+        U0, V0: initial weights (R, p, d) and (R, d, K) (or (R, d) for one output).
+        lr, steps, activation, model, record_every, record_steps, record_outputs,
+            record_weights: as in :func:`train_two_layer`.
+        stream: online SGD: t -> (X_t (R, b, p), Y_t (R, b) or (R, b, K)), run r training on
+            X_t[r] (e.g. :func:`nqf_mini.teacher_student.stacked_online_stream`, one teacher
+            per run); None trains each run on its own (X, Y) by full-batch gradient descent.
+
+    Returns:
+        A :class:`StackedTwoLayerRun`; ``.run(r)`` is run r alone.
+
+    Raises:
+        ValueError: on a bad argument (the message names it).
+        DivergenceError: if the summed loss becomes non-finite or exceeds 1e6 times its initial
+            value.
+    """
+    act = _check_model(model, activation)
+    U = as_tensor("U0", U0, ndim=3).clone()
+    R = U.shape[0]
+    V = as_tensor("V0", V0, dtype=U.dtype, device=U.device).clone()
+    V = V[..., None] if V.ndim == 2 else V
+    require_shape("V0", V, (R, U.shape[2], None))
+    X = as_tensor("X", X, dtype=U.dtype, device=U.device)
+    require_shape("X", X, (None, U.shape[1]) if X.ndim == 2 else (R, None, U.shape[1]))
+    Y = as_tensor("Y", Y, dtype=U.dtype, device=U.device)
+    Y = Y[..., None] if Y.ndim == 2 else Y
+    require_shape("Y", Y, (R, X.shape[-2], V.shape[2]))
+    steps = require_positive_int("steps", steps)
+    batches: Any = None
+    if stream is not None:
+        if not callable(stream):
+            raise TypeError(f"argument `stream`: expected a function t -> (X_t, Y_t), got "
+                            f"{describe(stream)}")
+
+        def batches(t: int) -> tuple[torch.Tensor, torch.Tensor]:
+            Xb, Yb = stream(t)
+            Xb, Yb = Xb.to(U), Yb.to(U)
+            if Xb.ndim != 3 or Xb.shape[0] != R or Yb.shape[:2] != Xb.shape[:2]:
+                raise ValueError(f"argument `stream`: step {t} gave X_t {tuple(Xb.shape)} and "
+                                 f"Y_t {tuple(Yb.shape)}, expected (R = {R}, b, p) and (R, b)")
+            return Xb, (Yb[..., None] if Yb.ndim == 2 else Yb)
+
+    record = record_points(steps, 1 if record_every is None and record_steps is None
+                           else record_every, record_steps)
+    system = _StackedTwoLayer(act, model, X, Y, record_outputs, record_weights)
+    trace = train(system, (U, V), make_optimizer("gd", "sgd", lr), steps, batches=batches,
+                  record=record, every_step=False)
+    rec = trace.records
+    return StackedTwoLayerRun(steps=trace.steps, loss=rec["loss"].T.cpu().double().numpy(),
+                              outputs=rec.get("F"), U=trace.state[0], V=trace.state[1],
+                              U_traj=rec.get("U"), V_traj=rec.get("V"), model=model,
+                              activation=act.name)

@@ -20,7 +20,7 @@ with E[y^2] = sum_jk v*_j v*_k E[phi(u*_j . x) phi(u*_k . x)] a two-dimensional 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -105,13 +105,23 @@ def online_stream(teacher: Teacher, batch_size: int, steps: int,
     All ``steps`` batches are drawn at once (so the stream is the same for every model trained on
     it and for every device) and step t reads batch t. Pass it as ``train_two_layer(stream=...)``.
     """
+    X, Y = _stream_batches(teacher, batch_size, steps, seed)
+    return _reader(X, Y, steps)
+
+
+def _stream_batches(teacher: Teacher, batch_size: int, steps: int,
+                    seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """All batches of :func:`online_stream`: X (steps, b, p), y (steps, b)."""
     _check_teacher(teacher)
     batch_size = require_positive_int("batch_size", batch_size)
     steps = require_positive_int("steps", steps)
     X = gaussian_inputs(steps * batch_size, teacher.p, seed, teacher.U.device)
     Y = teacher(X)
-    X, Y = X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
+    return X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
 
+
+def _reader(X: torch.Tensor, Y: torch.Tensor,
+            steps: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     def stream(t: int) -> tuple[torch.Tensor, torch.Tensor]:
         if not 0 <= t < steps:
             raise ValueError(f"argument `t`: the stream holds steps 0..{steps - 1}, got {t}")
@@ -167,3 +177,24 @@ def zero_loss(teacher: Teacher) -> float:
     """The loss of f = 0, (1/2) E[y^2], by the same quadrature (Chapter 7)."""
     beta, lin = best_linear_fit(teacher)
     return lin + 0.5 * float(beta @ beta)
+
+
+def stacked_online_stream(teachers: Sequence[Teacher], batch_size: int, steps: int,
+                          seeds: Sequence[int]) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+    """R streams in one, for R runs trained at once (an ensemble, Chapter 7).
+
+    ``stream(t) -> (X_t (R, b, p), y_t (R, b))``, where run r reads exactly the batches of
+    ``online_stream(teachers[r], batch_size, steps, seeds[r])``. Pass it as
+    :func:`nqf_mini.train_two_layer_stacked` ``(stream=...)``.
+    """
+    teachers, seeds = list(teachers), list(seeds)
+    if not teachers or len(seeds) != len(teachers):
+        raise ValueError(f"argument `seeds`: expected one seed per teacher ({len(teachers)}), "
+                         f"got {len(seeds)}")
+    parts = [_stream_batches(t, batch_size, steps, s) for t, s in zip(teachers, seeds)]
+    if len({X.shape[-1] for X, _ in parts}) != 1:
+        raise ValueError("argument `teachers`: expected teachers with the same input dimension p, "
+                         f"got {sorted({X.shape[-1] for X, _ in parts})}")
+    X = torch.stack([X for X, _ in parts], dim=1)                  # (steps, R, b, p)
+    Y = torch.stack([Y for _, Y in parts], dim=1)                  # (steps, R, b)
+    return _reader(X, Y, steps)
