@@ -47,6 +47,7 @@ _DERIVATIVES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = 
     "sin": lambda z, h: torch.cos(z),
     "softplus0": lambda z, h: torch.sigmoid(z),
     "sigmoid": lambda z, h: h * (1.0 - h),
+    "tanh_no_cubic": lambda z, h: 1.0 - (h - z * z * z / 3.0) ** 2 + z * z,
 }
 
 
