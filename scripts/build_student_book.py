@@ -21,9 +21,9 @@ from pathlib import Path
 
 import nbformat
 
+from scripts import make_student
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_student  # noqa: E402
 
 INSTRUCTOR_NOTE = """# For instructors
 

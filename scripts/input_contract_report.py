@@ -17,10 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.unit.input_cases import CASES, classify, mutations, resolve  # noqa: E402
+from tests.unit.input_cases import CASES, classify, mutations, resolve
 
 OUTCOMES = ["clear", "wrong argument", "silent NaN", "silent accept", "other error"]
 

@@ -5,9 +5,9 @@ open are this edition instead: theorems, proofs, exercises and references rewrit
 plain markdown with the numbers of the HTML book, solutions collapsed, the canonical
 Colab install cell first, outputs stripped.
 
-    python scripts/make_notebooks.py --numbering-from _build/html  # after `make book`
-    python scripts/make_notebooks.py           # reuse notebooks/book-numbering.json
-    python scripts/make_notebooks.py --check   # exit 1 if notebooks/ is stale
+    python -m scripts.make_notebooks --numbering-from _build/html  # after `make book`
+    python -m scripts.make_notebooks           # reuse notebooks/book-numbering.json
+    python -m scripts.make_notebooks --check   # exit 1 if notebooks/ is stale
 """
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from notebook_edition import edition, numbering  # noqa: E402
+from scripts.notebook_edition import edition, numbering
 
 
 def main() -> int:

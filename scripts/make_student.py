@@ -41,11 +41,9 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from notebook_edition import edition as _edition  # noqa: E402
-from notebook_edition import install_cell as _install_cell  # noqa: E402
-from notebook_edition import myst as _myst  # noqa: E402
+from scripts.notebook_edition import edition as _edition
+from scripts.notebook_edition import install_cell as _install_cell
+from scripts.notebook_edition import myst as _myst
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAG = "solution"

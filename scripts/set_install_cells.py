@@ -12,9 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from notebook_edition import edition, install_cell  # noqa: E402
+from scripts.notebook_edition import edition, install_cell
 
 
 def main() -> int:

@@ -15,7 +15,7 @@ pages load, at the relative paths those scripts expect:
   its fonts beside the URL that RequireJS gives its module, by default the page's own folder.
 
 The destination is rebuilt from scratch on every run, so running it twice gives the same tree.
-Usage: ``python scripts/vendor_assets.py`` from anywhere.
+Usage: ``python -m scripts.vendor_assets`` from the repository root.
 """
 
 import shutil

@@ -1,7 +1,13 @@
-"""Shared fixtures: the devices and dtypes every numerical test runs on."""
+"""Shared fixtures: the devices and dtypes every numerical test runs on; the markers
+of the folders whose tests need the built book (``build``) or a browser (``browser``)."""
+
+from pathlib import Path
 
 import pytest
 import torch
+
+#: Folders of ``tests/`` whose tests carry a marker (see ``[tool.pytest.ini_options]``).
+FOLDER_MARKERS = {"book": "build", "browser": "browser"}
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 DTYPES = [torch.float32, torch.float64]
@@ -33,3 +39,17 @@ def assert_feedback(label, right, wrong_answers):
     for phrase, wrong in wrong_answers.items():
         result = exercise(label, wrong, quiet=True)
         assert not result.ok and phrase in result.message, (phrase, result.message)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test by its folder, so that the Makefile selects phases by marker and
+    a test in a new file or folder cannot fall out of CI."""
+    here = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            folder = Path(item.fspath).resolve().relative_to(here).parts[0]
+        except ValueError:
+            continue
+        marker = FOLDER_MARKERS.get(folder)
+        if marker:
+            item.add_marker(marker)

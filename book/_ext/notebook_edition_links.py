@@ -4,8 +4,8 @@ button) at the page's source, ``chapters/NAME.ipynb``: MyST that Jupyter and Col
 as raw code blocks. The edition made for them by ``make notebooks`` lives at
 ``notebooks/NAME.ipynb``; this extension rewrites the buttons of every page whose source
 is in ``chapters/`` (or is a notebook page in ``book/``) to that path, after the theme has made them. That the file exists is
-checked by the tests (tests/test_notebook_edition.py,
-tests/test_edition_against_book.py), not here: ``make notebooks`` reads the numbering
+checked by the tests (tests/editions/test_notebook_edition.py,
+tests/book/test_edition_against_book.py), not here: ``make notebooks`` reads the numbering
 from this very build, so the build must succeed before a new chapter has its edition.
 
 The download button gets the edition too: the build copies ``notebooks/`` to

@@ -10,7 +10,7 @@ the package version in ``pyproject.toml`` (the tag ``v<version>``):
 * nothing at all outside Colab.
 
 The notebook editions always carry this cell; ``make install-cells`` writes it into
-``chapters/`` and ``tests/test_chapters.py`` checks that the chapters carry it too.
+``chapters/`` and ``tests/chapters/test_chapters.py`` checks that the chapters carry it too.
 """
 
 from __future__ import annotations

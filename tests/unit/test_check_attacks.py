@@ -6,7 +6,7 @@ can grade"): reading the expected value from the check's frame, handing in the p
 function that computes the answer, an object whose ``__eq__`` is always true, feedback
 that gives the answer away, and float32 answers that got confusing messages.
 Monkeypatching ``check.exercise`` can only fool the student's own kernel;
-``tests/test_grade.py`` shows that the grader ignores it.
+``tests/grading/test_grade.py`` shows that the grader ignores it.
 """
 
 from __future__ import annotations

@@ -19,11 +19,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from notebook_edition import edition, myst, numbering, transforms  # noqa: E402
+from scripts.notebook_edition import edition, myst, numbering, transforms
 
 pytestmark = pytest.mark.skipif(
     not (HTML / "index.html").exists(), reason="book not built: run `make book` first"

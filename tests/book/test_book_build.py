@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from .test_chapters import toc_files
+from ..chapters.test_chapters import toc_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 REMOTE_ASSET = re.compile(r"<(?:script|link)\b[^>]*\b(?:src|href)=\"(?:https?:)?//[^\"]+\"[^>]*>")
 

@@ -16,10 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import compat  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+from scripts import compat
 
 PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 LOCK = (ROOT / "requirements.txt").read_text(encoding="utf-8")

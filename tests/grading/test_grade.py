@@ -20,10 +20,9 @@ import pytest
 from nqf_mini.course import grade
 from nqf_mini.course.points import GRADED, labels_of_chapter
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_student  # noqa: E402
+from scripts import make_student
 
 SETUP = """import inspect, math, sys, torch
 import nqf_mini as nqf

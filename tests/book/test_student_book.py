@@ -14,9 +14,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from .test_chapters import toc_files
+from ..chapters.test_chapters import toc_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "student-html"
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 

@@ -10,7 +10,7 @@ the book.
   installs with ``--no-deps`` at a pinned tag, sets ``NQF_DEVICE=cpu`` in Colab and does
   nothing elsewhere.
  The numbering table itself is checked against the built book in
-test_edition_against_book.py.
+tests/book/test_edition_against_book.py.
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ import pytest
 
 from .myst_leftovers import myst_leftovers
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+ROOT = Path(__file__).resolve().parents[2]
 
-import make_student  # noqa: E402
-from notebook_edition import edition, install_cell  # noqa: E402
+from scripts import make_student
+from scripts.notebook_edition import edition, install_cell
 
 CHAPTERS = edition.chapter_paths(ROOT)
 EDITION = [ROOT / edition.EDITION / p.name for p in edition.edition_paths(ROOT)]

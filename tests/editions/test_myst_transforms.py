@@ -14,10 +14,9 @@ import pytest
 
 from .myst_leftovers import myst_leftovers
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+ROOT = Path(__file__).resolve().parents[2]
 
-from notebook_edition import edition, myst, transforms  # noqa: E402
+from scripts.notebook_edition import edition, myst, transforms
 
 SITE = "https://example.org/book/"
 TABLE = {
