@@ -312,8 +312,9 @@ def train_square_network(X: Any, y: Any, W0: Any, lr: float, steps: int, record_
 # --- stacked runs: R independent networks (an ensemble) trained at once -----------------------------
 
 @dataclass(frozen=True)
-class StackedTwoLayerRun:
-    """What :func:`train_two_layer_stacked` returns: R runs, every array with a run axis.
+class StackedTwoLayerRun(TwoLayerRun):
+    """What :func:`train_two_layer_stacked` returns: the fields of :class:`TwoLayerRun` for R
+    runs, every array with a run axis.
 
     Attributes:
         steps: recorded step indices (NumPy int, (T,)).
@@ -323,16 +324,6 @@ class StackedTwoLayerRun:
         U_traj, V_traj: weights at the recorded steps, (T, R, p, d) and (T, R, d, K), or None.
         model, activation: as in :class:`TwoLayerRun`.
     """
-
-    steps: np.ndarray
-    loss: np.ndarray
-    outputs: torch.Tensor | None
-    U: torch.Tensor
-    V: torch.Tensor
-    U_traj: torch.Tensor | None
-    V_traj: torch.Tensor | None
-    model: str
-    activation: str
 
     def run(self, r: int) -> TwoLayerRun:
         """Run r alone, as the :class:`TwoLayerRun` that :func:`train_two_layer` would return."""
