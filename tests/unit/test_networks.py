@@ -26,7 +26,7 @@ def _data(n=24, p=5, K=3, seed=0):
 
 
 @pytest.mark.parametrize("model", ["network", "nqf"])
-@pytest.mark.parametrize("activation", ["tanh", "softplus0", "silu", "sin", "gelu",
+@pytest.mark.parametrize("activation", ["tanh", "cubic", "softplus0", "silu", "sin", "gelu",
                                         "tanh_no_cubic"])
 def test_hand_written_gradients_match_autograd(model, activation):
     X, Y = _data()

@@ -72,8 +72,7 @@ def test_drift_reports_the_unit_sum_it_reached():
     """unit_sum is |m(T)| of the same run: replay simulate_W from ntk_drift's initialisation."""
     prob = ntk.scaled_nqf_problem(32, 1.0, 1.5)
     result = ntk.ntk_drift(prob, lr=0.02)
-    gen = nqf.generator(1)                                   # ntk_drift's default seed
-    W0 = torch.randn(6, 32, generator=gen, dtype=torch.float64) * 1e-3 / math.sqrt(32)
+    W0 = ntk.initial_weights(prob, seed=1)                   # ntk_drift's default seed
     run = nqf.simulate_W(prob.A, prob.y, W0, 0.02, 20000, g=prob.g, B=prob.B, stop_below=0.5)
     assert math.isclose(result.unit_sum, float(run.W.sum(dim=1).norm()), rel_tol=1e-12)
     assert math.isclose(result.time, 0.02 * (run.loss.shape[0] - 1), rel_tol=1e-12)
@@ -84,3 +83,31 @@ def test_drift_scaling_keeps_each_widths_time_and_unit_sum():
     for d, drift, time, m in zip(fit.widths, fit.drifts, fit.times, fit.unit_sums):
         one = ntk.ntk_drift(ntk.scaled_nqf_problem(int(d), 1.0, 2.0), lr=0.02)
         assert (one.drift, one.time, one.unit_sum) == (drift, time, m)
+
+
+@pytest.mark.parametrize("d", [16, 4096])
+def test_initial_weights_have_entries_of_variance_init_scale_squared_over_d(d):
+    """W0 ~ N(0, s^2 / d) entrywise, so m = W0 1 ~ N(0, s^2) at every width (Chapter 7): the
+    sample standard deviations of the p d entries and of the p sums are within 5 standard
+    errors of the law (relative standard error sqrt(1 / (2 N)) for N samples)."""
+    s = 1e-3
+    prob = ntk.scaled_nqf_problem(d, 1.0, 2.0, n=4, p=64)
+    W0 = ntk.initial_weights(prob, init_scale=s, seed=3)
+    N = W0.numel()
+    assert W0.shape == (64, d)
+    assert abs(W0.std().item() / (s / math.sqrt(d)) - 1) < 5 * math.sqrt(1 / (2 * N))
+    m = W0.sum(dim=1)                                   # 64 sums: a looser check of the law
+    assert abs(m.std().item() / s - 1) < 5 * math.sqrt(1 / (2 * 64))
+    again = ntk.initial_weights(prob, init_scale=s, seed=3)
+    assert torch.equal(W0, again)
+
+
+def test_ntk_drift_starts_from_initial_weights():
+    """ntk_drift's loss at step 0 is the loss of initial_weights (the same W0)."""
+    prob = ntk.scaled_nqf_problem(8, 1.0, 1.5, n=4, p=3)
+    run = ntk.ntk_drift(prob, init_scale=0.3, max_steps=2000, seed=4)
+    W0 = ntk.initial_weights(prob, init_scale=0.3, seed=4)
+    mu = W0.sum(dim=1)
+    f = (prob.g @ mu + torch.einsum("p,npq,q->n", mu, prob.B, mu)
+         + torch.einsum("pi,npq,qi->n", W0, prob.A, W0))
+    assert abs(run.loss0 - 0.5 * (f - prob.y).square().mean().item()) < 1e-14
