@@ -54,7 +54,6 @@ from .initialisation import eps_from_sigma, identity_init
 from .networks import train_two_layer, two_layer_init, two_layer_output
 from .piecewise_linear import limit_ignition_slopes
 from .remainder import trajectory_remainder
-from .two_layer_ensemble import train_two_layer_ensemble, two_layer_ensemble_init
 
 # Chapter 6: scaling laws
 from .exponents import (
@@ -76,7 +75,6 @@ from .commutativity import nearest_commuting, perturb_commuting
 from .ntk import drift_scaling, ntk_drift, ntk_regime, scaled_nqf_problem
 from .remainder import scaled_remainder
 from .stacked_dynamics import simulate_M_stacked
-from .networks import train_two_layer_stacked
 from .teacher_student import best_linear_fit, make_teacher, online_stream
 
 # Chapters 8 and 9: the paper's experiments (deep networks: nqf_mini.deep)
@@ -110,7 +108,7 @@ __all__ = [
     "logistic_ignition_time", "predicted_ignition_time", "ignition_slope",
     "limit_ignition_slopes", "mode_fractions",
     "loss_gap", "relative_gap", "first_exceeding", "trajectory_remainder",
-    "identity_init", "eps_from_sigma", "two_layer_ensemble_init", "train_two_layer_ensemble",
+    "identity_init", "eps_from_sigma",
     # Chapter 6
     "feature_exponent", "sample_exponent", "fourier_exponent", "rank_one_exponent",
     "nonproportional_exponent", "logistic_loss_curve", "hurwitz_tail", "power_law_modes",
@@ -120,7 +118,7 @@ __all__ = [
     # Chapter 7
     "make_teacher", "online_stream", "best_linear_fit", "scaled_nqf_problem", "ntk_drift",
     "drift_scaling", "ntk_regime", "perturb_commuting", "nearest_commuting", "scaled_remainder",
-    "train_two_layer_stacked", "simulate_M_stacked",
+    "simulate_M_stacked",
     # Chapters 8 and 9
     "module_pair", "agreement_window",
     # Chapter 10

@@ -25,8 +25,8 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, describe, require_positive, require_positive_entries, require_positive_int,
-    require_shape,
+    as_tensor, describe, require_bool, require_memory, require_positive, require_positive_entries, require_positive_int,
+    require_shape, require_steps,
 )
 from .seeds import generator
 from .training import State, make_optimizer, record_points, train
@@ -70,14 +70,21 @@ def commuting_data(zstar: Any, C: Any, n: int | None = None, seed: int = 0) -> C
         C: the diagonal of C, > 0, (K,).
         n: number of samples (default K).
         seed: seed of E and Q (:func:`nqf_mini.generator`).
+
+    Returns:
+        :class:`CommutingData` (E, a, y, C, b, zstar).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), e.g. n < K.
     """
     zstar = as_tensor("zstar", zstar, ndim=1, dtype=torch.float64)
     C = as_tensor("C", C, ndim=1, dtype=torch.float64)
     require_positive_entries("zstar", zstar)
     require_positive_entries("C", C)
     K = zstar.shape[0]
-    require_shape("C", C, (K,))
+    require_shape("C", C, (K,), like="zstar")
     n = K if n is None else require_positive_int("n", n)
+    require_memory("n", 2.0 * n * K, what="the eigenvalues a (n x K)")
     if n < K:
         raise ValueError(f"argument `n`: expected at least K = {K} samples (a^T a / n must be "
                          f"diagonal with K positive entries), got {n}")
@@ -136,19 +143,25 @@ def train_commuting_nqf(data: CommutingData, W0: Any, lr: float, steps: int, *,
     Args:
         data: from :func:`commuting_data`.
         W0: initial weights (K, d), units as columns.
-        lr: learning rate; steps: number of steps.
+        lr: learning rate.
+        steps: number of steps.
         record_steps: the steps at which to record the loss (default: every step).
         record_z: also record the mode strengths z_k.
 
+    Returns:
+        :class:`CommutingRun` (steps, loss, z, W).
+
     Raises:
+        ValueError, TypeError: on a bad argument (naming it).
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     if not isinstance(data, CommutingData):
         raise TypeError(f"argument `data`: expected CommutingData (from commuting_data), got "
                         f"{describe(data)}")
-    W = as_tensor("W0", W0, ndim=2, dtype=torch.float64).clone()
+    W = as_tensor("W0", W0, ndim=2, dtype=torch.float64).detach().clone()
+    record_z = require_bool("record_z", record_z)
     require_shape("W0", W, (data.E.shape[0], None))
-    lr, steps = require_positive("lr", lr), require_positive_int("steps", steps)
+    lr, steps = require_positive("lr", lr), require_steps("steps", steps)
     record = record_points(steps, 1 if record_steps is None else None, record_steps)
     trace = train(_Commuting(data, record_z), (W,), make_optimizer("gd", "sgd", lr), steps,
                   record=record, every_step=False)

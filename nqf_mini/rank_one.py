@@ -50,7 +50,7 @@ def rank_one_curve(K: int, theta: float, beta: float, *, w0_norm: float = 1e-4, 
 
     preconditioned regression whose speed :math:`|w|` grows as modes are learnt. Integrated in
     :math:`\tau = \int |w|\,dt` (where it reads :math:`dw/d\tau = -(I + qq^\top)(S^2 w - c)`,
-    q = w / |w|) by implicit Euler on a log-spaced grid from
+    :math:`q = w / |w|`) by implicit Euler on a log-spaced grid from
     :math:`\min(10^{-4}, |w_0| / (100 |c|))` (before w has doubled) to ``tau_max``
     (default :math:`10 K^{2\theta}`), with :math:`t = \int d\tau/|w|` by the trapezoidal rule.
     Each step is O(K) (Sherman-Morrison), so K = 4096 costs well under a second.

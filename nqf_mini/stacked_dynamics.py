@@ -51,15 +51,25 @@ def simulate_M_stacked(A: Any, y: Any, M0: Any, lr: float, steps: int, *, method
         A: structure matrices, (R, n, p, p), symmetric.
         y: targets, (R, n).
         M0: initial M of each problem, (R, p, p), positive semi-definite.
-        lr, steps, method: as in :func:`nqf_mini.simulate_M`.
+        lr: learning rate (GD) or time step (flow).
+        steps: number of steps.
+        method: ``"gd"`` or ``"flow"``.
         record_every: record every k steps and at the last step.
+
+    Returns:
+        :class:`StackedMRun` (steps, times, loss (R, T), f (T, R, n), M_traj (T, R, p, p)).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
+        DivergenceError: if the summed loss becomes non-finite or exceeds 1e6 times its
+            initial value.
     """
-    A = as_tensor("A", A, ndim=4, dtype=torch.float64)
+    A = as_tensor("A", A, ndim=4, dtype=torch.float64).detach()
     R, n, p = A.shape[0], A.shape[1], A.shape[2]
     require_shape("A", A, (R, n, p, p))
-    y = as_tensor("y", y, ndim=2, dtype=torch.float64, device=A.device)
+    y = as_tensor("y", y, ndim=2, dtype=torch.float64, device=A.device).detach()
     require_shape("y", y, (R, n))
-    M0 = as_tensor("M0", M0, ndim=3, dtype=torch.float64, device=A.device)
+    M0 = as_tensor("M0", M0, ndim=3, dtype=torch.float64, device=A.device).detach()
     require_shape("M0", M0, (R, p, p))
     lr = require_positive("lr", lr)
     record_every = require_positive_int("record_every", record_every)

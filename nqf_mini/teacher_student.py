@@ -118,20 +118,24 @@ def evaluation_set(teacher: Teacher, n: int = 4096, seed: int = 1) -> tuple[torc
     return X, teacher(X)
 
 
-def online_stream(teacher: Teacher, batch_size: int, steps: int,
-                  seed: int = 2) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+def online_stream(teacher: Teacher | Sequence[Teacher], batch_size: int, steps: int,
+                  seed: int | Sequence[int] = 2) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     r"""A seeded stream of fresh batches for online SGD, ``stream(t) -> (X_t (b, p), y_t (b,))``
     (Chapter 7).
 
     All ``steps`` batches are drawn at once (so the stream is the same for every model trained on
-    it and for every device) and step t reads batch t, with inputs :math:`x \sim N(0, I_p)`. Pass it
-    as ``train_two_layer(stream=...)``.
+    it and for every device) and step t reads batch t, with inputs :math:`x \sim N(0, I_p)` and
+    labels :math:`y = f^\ast(x)` of the teacher. Pass it as ``train_two_layer(stream=...)``.
+    With R teachers and/or R seeds it holds R streams in one, for R runs trained at once
+    (``train_two_layer(..., stacked=True)``): ``stream(t) -> (X_t (R, b, p), y_t (R, b))``,
+    where run r reads exactly the batches of ``online_stream(teacher[r], batch_size, steps,
+    seed[r])`` (one teacher or one seed serves every run).
 
     Args:
-        teacher: from :func:`make_teacher`.
+        teacher: from :func:`make_teacher`, or a sequence of R teachers with the same p.
         batch_size: samples per step.
         steps: the number of steps the stream holds (at most 10**7).
-        seed: seed of :func:`nqf_mini.generator`.
+        seed: seed of :func:`nqf_mini.generator`, or a sequence of R seeds.
 
     Returns:
         The function t -> (X_t, y_t) (it raises ValueError for t outside 0 .. steps - 1).
@@ -139,7 +143,30 @@ def online_stream(teacher: Teacher, batch_size: int, steps: int,
     Raises:
         ValueError, TypeError: on a bad argument (naming it).
     """
-    X, Y = _stream_batches(teacher, batch_size, steps, seed)
+    many_teachers = isinstance(teacher, Sequence) and not isinstance(teacher, (str, bytes))
+    many_seeds = isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, (str, bytes))
+    if not (many_teachers or many_seeds):
+        X, Y = _stream_batches(teacher, batch_size, steps, seed)
+        return _reader(X, Y, steps)
+    teachers = list(teacher) if many_teachers else None
+    seeds = list(seed) if many_seeds else None
+    if teachers is not None and seeds is not None and len(teachers) != len(seeds):
+        raise ValueError(f"argument `seed`: expected one seed per teacher ({len(teachers)}), "
+                         f"got {len(seeds)}")
+    R = len(teachers) if teachers is not None else len(seeds)           # type: ignore[arg-type]
+    if R == 0:
+        name = "teacher" if teachers is not None else "seed"
+        raise ValueError(f"argument `{name}`: expected a non-empty sequence (one per run)")
+    teachers = teachers if teachers is not None else [teacher] * R     # type: ignore[list-item]
+    seeds = seeds if seeds is not None else [seed] * R
+    for t in teachers:
+        _check_teacher(t)
+    if len({t.p for t in teachers}) != 1:
+        raise ValueError("argument `teacher`: expected teachers with the same input dimension "
+                         f"p, got {sorted({t.p for t in teachers})}")
+    parts = [_stream_batches(t, batch_size, steps, s) for t, s in zip(teachers, seeds)]
+    X = torch.stack([X for X, _ in parts], dim=1)                  # (steps, R, b, p)
+    Y = torch.stack([Y for _, Y in parts], dim=1)                  # (steps, R, b)
     return _reader(X, Y, steps)
 
 
@@ -224,24 +251,3 @@ def zero_loss(teacher: Teacher) -> float:
     """The loss of f = 0, (1/2) E[y^2], by the same quadrature (Chapter 7)."""
     beta, lin = best_linear_fit(teacher)
     return lin + 0.5 * float(beta @ beta)
-
-
-def stacked_online_stream(teachers: Sequence[Teacher], batch_size: int, steps: int,
-                          seeds: Sequence[int]) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
-    """R streams in one, for R runs trained at once (an ensemble, Chapter 7).
-
-    ``stream(t) -> (X_t (R, b, p), y_t (R, b))``, where run r reads exactly the batches of
-    ``online_stream(teachers[r], batch_size, steps, seeds[r])``. Pass it as
-    :func:`nqf_mini.train_two_layer_stacked` ``(stream=...)``.
-    """
-    teachers, seeds = list(teachers), list(seeds)
-    if not teachers or len(seeds) != len(teachers):
-        raise ValueError(f"argument `seeds`: expected one seed per teacher ({len(teachers)}), "
-                         f"got {len(seeds)}")
-    parts = [_stream_batches(t, batch_size, steps, s) for t, s in zip(teachers, seeds)]
-    if len({X.shape[-1] for X, _ in parts}) != 1:
-        raise ValueError("argument `teachers`: expected teachers with the same input dimension p, "
-                         f"got {sorted({X.shape[-1] for X, _ in parts})}")
-    X = torch.stack([X for X, _ in parts], dim=1)                  # (steps, R, b, p)
-    Y = torch.stack([Y for _, Y in parts], dim=1)                  # (steps, R, b)
-    return _reader(X, Y, steps)
