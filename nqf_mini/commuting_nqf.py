@@ -25,8 +25,8 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, describe, require_bool, require_memory, require_positive, require_positive_entries, require_positive_int,
-    require_shape, require_steps,
+    as_tensor, describe, require_bool, require_memory, require_positive, require_positive_entries,
+    require_positive_int, require_shape, require_steps,
 )
 from .seeds import generator
 from .training import State, make_optimizer, record_points, train

@@ -183,7 +183,7 @@ def two_layer_init(p: int, d: int, K: int, scale: float | Sequence[float],
     require_dtype(dtype)
     dev = resolve_device(device)
     pairs = []
-    for sigma, s in zip(scales, [seed] if seeds is None else seeds):
+    for sigma, s in zip(scales, [require_seed("seed", seed)] if seeds is None else seeds):
         gen = generator(s)
         U0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * sigma
         V0 = torch.randn(d, K, generator=gen, dtype=torch.float64) * sigma
@@ -299,6 +299,13 @@ def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, stacked: bool,
     return X, Y
 
 
+def _batch_indices(n: int, batch_size: int, steps: int, seed: int) -> torch.Tensor:
+    """The minibatch indices of :func:`nqf_mini.training.minibatches` for a batch size."""
+    batches = minibatches(n, batch_size, steps, seed)
+    assert batches is not None                                  # batch_size is not None
+    return batches
+
+
 def _rows(T: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     """The rows ``idx`` of data shared by the runs, T (n, .), or of each run's own, T (R, n, .);
     idx (b,) for all runs or (R, b) one set per run."""
@@ -378,7 +385,7 @@ class _TwoLayerMoments(_TwoLayer):
         phi1 = self.act.phi1
         return None, (phi1 * (G @ V.transpose(-1, -2)), phi1 * (U.transpose(-1, -2) @ G))
 
-    def measure(self, state: State, prediction: None,
+    def measure(self, state: State, prediction: torch.Tensor | None,
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
         P, G = self._residual(U, V)
@@ -498,10 +505,10 @@ def train_two_layer(
         record |= {steps}                           # each run's loss is read from the records
     batches: Any = stream
     if stream is None and seeds is None:
-        batches = minibatches(X.shape[-2], batch_size, steps, seed)
-    elif stream is None and batch_size is not None:           # (steps, R, b): each run's own
-        batches = torch.stack([minibatches(X.shape[-2], batch_size, steps, s) for s in seeds],
-                              dim=1)
+        batches = minibatches(X.shape[-2], batch_size, steps, require_seed("seed", seed))
+    elif stream is None and seeds is not None and batch_size is not None:
+        batches = torch.stack([_batch_indices(X.shape[-2], batch_size, steps, s) for s in seeds],
+                              dim=1)                        # (steps, R, b): each run's own
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
     system = (_TwoLayerMoments(act, X, Y, record_outputs, record_weights) if moments

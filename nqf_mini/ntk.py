@@ -173,6 +173,7 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
         raise ValueError(f"argument `max_steps`: the loss fell only to "
                          f"{run.loss[-1] / run.loss[0]:.3g} of its initial value in {max_steps} "
                          "steps; raise max_steps or lr")
+    assert run.W is not None                                    # simulate_W returns W
     theta0 = nqf_ntk(problem, W0)
     drift = (nqf_ntk(problem, run.W) - theta0).norm() / theta0.norm()
     return NTKDrift(float(drift), lr * steps, float(run.loss[0]), float(run.loss[-1]),

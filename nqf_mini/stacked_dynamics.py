@@ -78,6 +78,7 @@ def simulate_M_stacked(A: Any, y: Any, M0: Any, lr: float, steps: int, *, method
         big[r, :, r * p:(r + 1) * p, r * p:(r + 1) * p] = A[r]
     res = simulate_M(big.reshape(R * n, R * p, R * p), y.reshape(R * n), torch.block_diag(*M0),
                      R * lr, steps, method=method, record_every=record_every)
+    assert res.f is not None and res.M_traj is not None and res.steps is not None  # recorded
     f = res.f.reshape(-1, R, n)
     blocks = torch.stack([res.M_traj[:, r * p:(r + 1) * p, r * p:(r + 1) * p] for r in range(R)],
                          dim=1)

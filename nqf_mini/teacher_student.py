@@ -118,8 +118,10 @@ def evaluation_set(teacher: Teacher, n: int = 4096, seed: int = 1) -> tuple[torc
     return X, teacher(X)
 
 
-def online_stream(teacher: Teacher | Sequence[Teacher], batch_size: int, steps: int,
-                  seed: int | Sequence[int] = 2) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+def online_stream(
+    teacher: Teacher | Sequence[Teacher], batch_size: int, steps: int,
+    seed: int | Sequence[int] = 2,
+) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     r"""A seeded stream of fresh batches for online SGD, ``stream(t) -> (X_t (b, p), y_t (b,))``
     (Chapter 7).
 
@@ -143,22 +145,22 @@ def online_stream(teacher: Teacher | Sequence[Teacher], batch_size: int, steps: 
     Raises:
         ValueError, TypeError: on a bad argument (naming it).
     """
-    many_teachers = isinstance(teacher, Sequence) and not isinstance(teacher, (str, bytes))
-    many_seeds = isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, (str, bytes))
-    if not (many_teachers or many_seeds):
-        X, Y = _stream_batches(teacher, batch_size, steps, seed)
+    teachers = (list(teacher) if isinstance(teacher, Sequence)
+                and not isinstance(teacher, (str, bytes)) else None)
+    seeds = (list(seed) if isinstance(seed, (Sequence, np.ndarray))
+             and not isinstance(seed, (str, bytes)) else None)
+    if teachers is None and seeds is None:
+        X, Y = _stream_batches(teacher, batch_size, steps, seed)  # type: ignore[arg-type]
         return _reader(X, Y, steps)
-    teachers = list(teacher) if many_teachers else None
-    seeds = list(seed) if many_seeds else None
     if teachers is not None and seeds is not None and len(teachers) != len(seeds):
         raise ValueError(f"argument `seed`: expected one seed per teacher ({len(teachers)}), "
                          f"got {len(seeds)}")
-    R = len(teachers) if teachers is not None else len(seeds)           # type: ignore[arg-type]
+    R = len(teachers) if teachers is not None else len(seeds or [])
     if R == 0:
         name = "teacher" if teachers is not None else "seed"
         raise ValueError(f"argument `{name}`: expected a non-empty sequence (one per run)")
-    teachers = teachers if teachers is not None else [teacher] * R     # type: ignore[list-item]
-    seeds = seeds if seeds is not None else [seed] * R
+    teachers = teachers if teachers is not None else [teacher] * R    # type: ignore[list-item]
+    seeds = seeds if seeds is not None else [seed] * R                # type: ignore[list-item]
     for t in teachers:
         _check_teacher(t)
     if len({t.p for t in teachers}) != 1:
