@@ -184,3 +184,15 @@ def test_hurwitz_tail_is_the_sum_over_k_above_K(alpha1, K):
     tail = N ** (1 - alpha1) / (alpha1 - 1) - 0.5 * N ** -alpha1
     brute = float(np.sum(k ** -alpha1)) + tail
     assert nqf.hurwitz_tail(alpha1, K) == pytest.approx(brute, rel=1e-10)
+
+
+def test_rank_one_curve_resolves_the_escape_from_any_start():
+    """Before the escape |w| ~ w0 + 2|c| tau, so t = ln(1 + 2|c| tau / w0) / (2|c|): a start
+    100 times smaller delays every later event by ln(100) / (2|c|), |c| = |S b|."""
+    c_norm = float((torch.arange(1, 65, dtype=torch.float64) ** -2.0).norm())   # theta = beta = 1
+    halves = []
+    for w0 in (1e-4, 1e-6, 1e-8):
+        run = nqf.rank_one_curve(64, 1.0, 1.0, w0_norm=w0, n_steps=2400)
+        halves.append(nqf.ignition_times(run.fraction, run.t, 1.0)[:3].numpy())
+    delay = math.log(100) / (2 * c_norm)
+    assert np.allclose(np.diff(halves, axis=0), delay, rtol=0.01)
