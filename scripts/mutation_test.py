@@ -333,8 +333,8 @@ MUTANTS = [
     _m(
         "N03",
         "_validate.py",
-        "name, value, minimum, MAX_STEPS, \" (split",
-        "name, value, minimum, None, \" (split",
+        'name, value, minimum, MAX_STEPS, " (split',
+        'name, value, minimum, None, " (split',
         "iteration counts unbounded (steps = 10**12 runs)",
         "test_validation_and_device.py",
     ),
