@@ -222,6 +222,11 @@ def _closed_forms(arch: Architecture, xs: Any) -> Forms | None:
         c = torch.einsum("snN,sN->sn", X - X.mean(dim=2, keepdim=True), y) / X.shape[2]
         Z = bt.eye_kron(arch.h, torch.einsum("sa,sb->sab", q, c)) / math.sqrt(arch.h)
         return arch.n_heads * y.mean(dim=1), None, bt.offdiag(Z), None
+    if isinstance(arch, MixtureOfExperts) and arch.expert == "neuron":
+        n_in, value = arch.n_in, GATES[arch.gate].value(arch.n_experts)
+        A = xs.new_zeros(xs.shape[0], arch.p, arch.p)           # gamma(0) O(x) on (b, a)
+        A[:, n_in:, n_in:] = value * bt.offdiag(xs[:, :, None])
+        return xs.new_zeros(xs.shape[0]), None, A, None
     if isinstance(arch, MixtureOfExperts):
         gate, d = GATES[arch.gate], arch.n_experts
         Oxx = bt.offdiag(torch.einsum("sa,sb->sab", xs, xs))      # O(x x^T)
@@ -242,6 +247,9 @@ def _network_outputs(arch: Architecture, W: torch.Tensor, xs: Any) -> torch.Tens
         return (arch.act(pre) * W[..., -1, None, :]).sum(-1)
     if _elementwise_gate(arch):
         gates = GATES[arch.gate].fn(xs @ W[..., :arch.n_in, :])     # (..., s, d)
+        if arch.expert == "neuron":                                # a_i tanh(b_i^T x)
+            hidden = torch.tanh(xs @ W[..., arch.n_in:2 * arch.n_in, :])
+            return (gates * hidden * W[..., -1, None, :]).sum(-1)
         return (gates * (xs @ W[..., arch.n_in:, :])).sum(-1)
     if isinstance(arch, (MultiHeadAttention, QKAttention)):
         q, X = xs[0], xs[1]
