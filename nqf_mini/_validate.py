@@ -2,22 +2,31 @@
 
 Every public function of ``nqf_mini`` validates its inputs at the boundary with these helpers, so
 that a bad call fails at once with a message that names the argument, says what was expected and
-what was given. Wrong kinds of object (strings, complex numbers, booleans where a number is meant)
-raise ``TypeError``; bad values and shapes raise ``ValueError``. Tensors are refused when they hold
-NaN or inf (unless the caller says inf is meaningful) or are empty. Python lists and tuples of
-numbers become float64 tensors.
+what was given. Wrong kinds of object (strings, complex numbers, booleans where a number is meant,
+torch ``bool`` tensors included) raise ``TypeError``; bad values and shapes raise ``ValueError``.
+Tensors are refused when they hold NaN or inf (unless the caller says inf is meaningful), are
+empty, or live on a device that holds no data (``meta``). Python lists and tuples of numbers
+become float64 tensors; a tensor that requires grad is accepted (results are computed from its
+values). Sizes are checked against the memory of the device before anything is allocated
+(:func:`require_memory`), and iteration counts against :data:`MAX_STEPS`.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
+import os
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 import torch
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
+DATA_DEVICES = ("cpu", "cuda", "mps")
+MAX_STEPS = 10**7       # iteration counts above this are refused (minutes of the fastest loop)
+MAX_TRIALS = 10**5      # random trials, Jacobi sweeps: each costs at least a module evaluation
 
 
 def describe(value: Any) -> str:
@@ -27,15 +36,28 @@ def describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"[:120]
 
 
-def require_dtype(dtype: Any) -> torch.dtype:
+def require_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
     """``dtype`` must be torch.float32 or torch.float64."""
-    if dtype not in FLOAT_DTYPES:
-        raise TypeError(f"argument `dtype`: expected torch.float32 or torch.float64, got {dtype}")
+    if not isinstance(dtype, torch.dtype) or dtype not in FLOAT_DTYPES:
+        raise TypeError(f"argument `{name}`: expected torch.float32 or torch.float64, "
+                        f"got {dtype!r}")
     return dtype
+
+
+def require_data_device(name: str, tensor: torch.Tensor) -> None:
+    """Refuse tensors on a device that holds no values (``meta``) or that the package does not
+    compute on."""
+    if tensor.device.type not in DATA_DEVICES:
+        raise ValueError(f"argument `{name}`: expected a tensor on one of the devices "
+                         f"{list(DATA_DEVICES)}, got one on {tensor.device}")
 
 
 def _to_tensor(name: str, value: Any) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
+        if value.dtype == torch.bool:
+            raise TypeError(f"argument `{name}`: expected numbers, got a bool tensor of shape "
+                            f"{tuple(value.shape)}")
+        require_data_device(name, value)
         return value
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"argument `{name}`: expected a tensor or array of numbers, "
@@ -99,32 +121,65 @@ def require_finite(name: str, tensor: torch.Tensor) -> None:
         raise ValueError(f"argument `{name}`: expected finite values, got {bad}")
 
 
-def require_shape(name: str, tensor: torch.Tensor, shape: Sequence[int | None]) -> None:
-    """Check ``tensor.shape`` against ``shape``, where ``None`` matches any size."""
+def require_shape(name: str, tensor: torch.Tensor, shape: Sequence[int | None],
+                  like: str | None = None) -> None:
+    """Check ``tensor.shape`` against ``shape``, where ``None`` matches any size; ``like``
+    names the argument the sizes come from (it is named in the message too)."""
     ok = tensor.ndim == len(shape) and all(s is None or s == t for s, t in zip(shape, tensor.shape))
     if not ok:
-        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-        raise ValueError(f"argument `{name}`: expected shape {want}, got {tuple(tensor.shape)}")
+        sizes = ["*" if s is None else str(s) for s in shape]
+        want = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
+        match = f" to match `{like}`" if like else ""
+        raise ValueError(f"argument `{name}`: expected shape {want}{match}, "
+                         f"got {tuple(tensor.shape)}")
 
 
 # --- scalars -------------------------------------------------------------------------------------
 
+def _scalar_tensor(value: Any) -> bool:
+    """A 0-d tensor with a value (not bool, not complex), usable as a Python number."""
+    return (isinstance(value, torch.Tensor) and value.ndim == 0 and value.dtype != torch.bool
+            and not value.is_complex() and value.device.type in DATA_DEVICES)
+
+
 def _is_int(value: Any) -> bool:
+    if _scalar_tensor(value):
+        return not value.is_floating_point()
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _is_real(value: Any) -> bool:
+    if _scalar_tensor(value):
+        return True
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def require_positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    """An integer >= ``minimum`` (booleans and floats are refused)."""
+def require_positive_int(name: str, value: Any, minimum: int = 1,
+                         maximum: int | None = None, why: str = "") -> int:
+    """An integer in [``minimum``, ``maximum``] (booleans and floats are refused); a NumPy or
+    0-d tensor integer is read as a Python int. ``why`` explains the maximum."""
     if not _is_int(value):
         raise TypeError(f"argument `{name}`: expected an integer >= {minimum}, "
                         f"got {describe(value)}")
+    value = int(value)
     if value < minimum:
         raise ValueError(f"argument `{name}`: expected an integer >= {minimum}, got {value}")
-    return int(value)
+    if maximum is not None and value > maximum:
+        raise ValueError(f"argument `{name}`: expected an integer <= {maximum:,}{why}, "
+                         f"got {value:,}")
+    return value
+
+
+def require_steps(name: str, value: Any, minimum: int = 1) -> int:
+    """An iteration count in [``minimum``, :data:`MAX_STEPS`]: a count that could not finish
+    in reasonable time is refused at once instead of running."""
+    return require_positive_int(name, value, minimum, MAX_STEPS,
+                                " (split longer runs, or use a larger step size)")
+
+
+def require_trials(name: str, value: Any) -> int:
+    """A number of random trials or sweeps in [1, :data:`MAX_TRIALS`]."""
+    return require_positive_int(name, value, 1, MAX_TRIALS)
 
 
 def require_seed(name: str, value: Any) -> int:
@@ -134,13 +189,21 @@ def require_seed(name: str, value: Any) -> int:
     return int(value)
 
 
+def require_bool(name: str, value: Any) -> bool:
+    """True or False (NumPy booleans too); anything else is refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"argument `{name}`: expected True or False, got {describe(value)}")
+    return bool(value)
+
+
 def require_real(name: str, value: Any) -> float:
-    """A finite real number."""
+    """A finite real number (a NumPy scalar or a 0-d tensor is read as a float)."""
     if not _is_real(value):
         raise TypeError(f"argument `{name}`: expected a number, got {describe(value)}")
+    value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"argument `{name}`: expected a finite number, got {value}")
-    return float(value)
+    return value
 
 
 def require_positive(name: str, value: Any) -> float:
@@ -174,6 +237,14 @@ def require_fraction(name: str, value: Any) -> float:
     return require_in_open_interval(name, value, 0.0, 1.0)
 
 
+def require_unit_interval(name: str, value: Any, why: str = "") -> float:
+    """A number in [0, 1); ``why`` is appended to the message."""
+    value = require_real(name, value)
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"argument `{name}`: expected a number in [0, 1){why}, got {value}")
+    return value
+
+
 def require_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     """One of the strings ``choices``."""
     if not isinstance(value, str) or value not in choices:
@@ -181,11 +252,69 @@ def require_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     return value
 
 
-def require_callable(name: str, value: Any, signature: str) -> None:
-    """A callable, e.g. the module ``f(W, x)``."""
+# --- memory ---------------------------------------------------------------------------------------
+
+def device_memory(device: torch.device) -> int:
+    """The memory of a device in bytes: the GPU's total memory, or the machine's RAM."""
+    if device.type == "cuda":
+        return int(torch.cuda.get_device_properties(device).total_memory)
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):            # not POSIX: assume 16 GiB
+        return 16 * 2**30
+
+
+def largest(**sizes: int) -> str:
+    """The name of the largest of several sizes: the argument a memory error should name."""
+    return max(sizes, key=lambda k: sizes[k])
+
+
+ROUND_OFF_RTOL = {torch.float64: 1e-8, torch.float32: 1e-4, torch.float16: 1e-2,
+                  torch.bfloat16: 5e-2}
+
+
+def round_off_rtol(value: Any) -> float:
+    """A relative tolerance for round-off in data given as ``value``: it follows the precision
+    the data came in (a float16 tensor converted to float64 still carries float16's errors)."""
+    dtype = getattr(value, "dtype", torch.float64)
+    if isinstance(dtype, np.dtype):
+        dtype = {np.dtype("float32"): torch.float32, np.dtype("float16"): torch.float16}.get(
+            dtype, torch.float64)
+    return ROUND_OFF_RTOL.get(dtype, 1e-8)
+
+
+def require_memory(name: str, numel: float, *, dtype: torch.dtype = torch.float64,
+                   device: torch.device | str | None = None, what: str = "the result") -> None:
+    """Refuse a size whose ``numel`` elements of ``dtype`` exceed the device's memory.
+
+    Called before allocating, so that a size like 10**12 fails at once, naming the argument
+    that set it, instead of in torch's allocator (or after minutes of swapping).
+    """
+    dev = torch.device("cpu") if device is None else torch.device(device)
+    need = float(numel) * torch.empty((), dtype=dtype).element_size()
+    have = device_memory(dev)
+    if need > have:
+        raise ValueError(f"argument `{name}`: {what} would need {need:.3g} bytes, more than the "
+                         f"{have / 2**30:.0f} GiB of memory of {dev}; choose a smaller `{name}`")
+
+
+def require_callable(name: str, value: Any, signature: str, n_args: int | None = None) -> None:
+    """A callable, e.g. the module ``f(W, x)``; with ``n_args``, one that accepts that many
+    positional arguments (when its signature can be read)."""
     if not callable(value):
         raise TypeError(f"argument `{name}`: expected a function {signature}, "
                         f"got {describe(value)}")
+    if n_args is None:
+        return
+    try:
+        sig = inspect.signature(value)
+    except (TypeError, ValueError):                      # builtins without a signature
+        return
+    try:
+        sig.bind(*([None] * n_args))
+    except TypeError:
+        raise TypeError(f"argument `{name}`: expected a function {signature} of {n_args} "
+                        f"positional arguments, got one with signature {sig}") from None
 
 
 # --- tensors with a meaning ------------------------------------------------------------------------
@@ -266,3 +395,15 @@ def require_same_shape(names: str, a: Any, b: Any) -> None:
 def to_numpy(tensor: torch.Tensor) -> np.ndarray:
     """A float64 NumPy copy on the CPU (the package's type for recorded series)."""
     return tensor.detach().to("cpu", torch.float64).numpy()
+
+
+def warn_subnormal(name: str, tensor: torch.Tensor) -> None:
+    """Warn when non-zero entries of ``tensor`` are below the smallest normal number of its
+    dtype (float32: 1.2e-38): they have already lost digits, or become 0."""
+    tiny = torch.finfo(tensor.dtype).tiny
+    small = (tensor != 0) & (tensor.abs() < tiny)
+    if bool(small.any()):
+        warnings.warn(f"argument `{name}`: values below {tiny:.3g}, the smallest normal "
+                      f"{tensor.dtype} number, have lost precision (smallest |value| "
+                      f"{tensor[small].abs().min().item():.3g}); pass float64 tensors",
+                      RuntimeWarning, stacklevel=3)

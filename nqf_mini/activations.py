@@ -51,6 +51,9 @@ ACTIVATIONS: dict[str, Activation] = {
     for a in [
         Activation("linear", lambda z: z, 0.0, 1.0, 0.0),
         Activation("tanh", torch.tanh, 0.0, 1.0, 0.0),
+        # tanh's Taylor polynomial to third order, z - z^3/3: the NQF plus the leading term of
+        # tanh's remainder (Chapter 5 traces the network's later ignitions to this term)
+        Activation("cubic", lambda z: z - z**3 / 3, 0.0, 1.0, 0.0),
         Activation("sin", torch.sin, 0.0, 1.0, 0.0),
         Activation("silu", torch.nn.functional.silu, 0.0, 0.5, 0.5),
         Activation("gelu", _gelu, 0.0, 0.5, 2.0 / math.sqrt(2.0 * math.pi)),

@@ -16,26 +16,65 @@ from typing import Any
 import numpy as np
 
 from ._validate import (
-    as_tensor, require_nonnegative, require_positive, require_same_shape, to_numpy,
+    as_tensor, require_nonnegative, require_positive, require_positive_int, require_same_shape,
+    to_numpy,
 )
 
 
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """``axis`` (an int or a tuple of ints) checked against ``ndim`` dimensions."""
+    items = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for item in items:
+        item = require_positive_int("axis", item, minimum=-ndim) if not (
+            isinstance(item, int) and not isinstance(item, bool) and item >= 0) else item
+        if not -ndim <= item < ndim:
+            raise ValueError(f"argument `axis`: expected axes in [{-ndim}, {ndim}) for arrays "
+                             f"of {ndim} dimensions, got {axis!r}")
+        out.append(item)
+    return tuple(out)
+
+
 def relative_gap(a: Any, b: Any, axis: int | tuple[int, ...] | None = None) -> np.ndarray:
-    """rms(a - b) / rms(b) over ``axis`` (all axes but the first when None): the gap of a from b.
+    r""":math:`\mathrm{rms}(a - b)/\mathrm{rms}(b)` over ``axis``: the gap of a from b
+    (Chapters 5-9).
 
     For recorded outputs of shape (T, n, K) this is the function gap at each recorded step; for two
     loss curves of shape (T,) use :func:`loss_gap`.
+
+    Args:
+        a: an array of any shape.
+        b: the reference, the same shape.
+        axis: the axes to average over (None: all axes but the first).
+
+    Returns:
+        NumPy float64 array over the remaining axes.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     a, b = to_numpy(as_tensor("a", a)), to_numpy(as_tensor("b", b))
     require_same_shape("`a`, `b`", a, b)
-    axes = tuple(range(1, a.ndim)) if axis is None else axis
+    axes = tuple(range(1, a.ndim)) if axis is None else _axes(axis, a.ndim)
     num = np.sqrt(np.mean((a - b) ** 2, axis=axes))
     den = np.sqrt(np.mean(b ** 2, axis=axes))
     return num / np.maximum(den, 1e-300)
 
 
 def loss_gap(loss_a: Any, loss_b: Any) -> np.ndarray:
-    """|L_a - L_b| / L_b at each recorded step: how far a network's loss is from its NQF's."""
+    """:math:`|L_a - L_b| / L_b` at each recorded step: how far a network's loss is from its NQF's
+    (Chapters 7-9).
+
+    Args:
+        loss_a: a loss curve (T,), e.g. the network's.
+        loss_b: the reference loss curve (T,), e.g. the NQF's.
+
+    Returns:
+        NumPy float64 array (T,).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
+    """
     a = to_numpy(as_tensor("loss_a", loss_a))
     b = to_numpy(as_tensor("loss_b", loss_b))
     require_same_shape("`loss_a`, `loss_b`", a, b)
@@ -43,7 +82,19 @@ def loss_gap(loss_a: Any, loss_b: Any) -> np.ndarray:
 
 
 def first_exceeding(steps: Any, gap: Any, threshold: float = 0.1) -> int | None:
-    """The first recorded step at which ``gap`` exceeds ``threshold`` (None if it never does)."""
+    """The first recorded step at which ``gap`` exceeds ``threshold`` (Chapters 5-9).
+
+    Args:
+        steps: the recorded steps (T,).
+        gap: the gap at those steps (T,), e.g. from :func:`loss_gap`.
+        threshold: the gap that counts as "differ", > 0 (0.1 in the course).
+
+    Returns:
+        The step (an int), or None if the gap never exceeds the threshold.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
+    """
     steps = to_numpy(as_tensor("steps", steps, ndim=1))
     gap = to_numpy(as_tensor("gap", gap, ndim=1))
     require_same_shape("`steps`, `gap`", steps, gap)
@@ -86,14 +137,15 @@ class AgreementWindow:
 def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf: Any,
                      threshold: float = 0.1,
                      loss_floor: float = 0.01) -> AgreementWindow:
-    """The window in which a network and its NQF agree within ``threshold`` (Ch. 7-9).
+    r"""The window in which a network and its NQF agree within ``threshold`` (Ch. 7-9).
 
     Two runs from the same initialisation on the same batches, recorded at the same
     ``steps``: the window ends at the first recorded step at which either gap exceeds
     ``threshold`` (Chapter 8, definition "agreement window"),
 
-        loss gap      |L_net - L_NQF| / L_NQF                     (:func:`loss_gap`)
-        function gap  rms_x(f_NQF - f_net) / rms_x(f_net)         (:func:`relative_gap`)
+    * the loss gap :math:`|L_{net} - L_{NQF}| / L_{NQF}` (:func:`loss_gap`),
+    * the function gap :math:`\mathrm{rms}_x(f_{NQF} - f_{net}) / \mathrm{rms}_x(f_{net})`
+      (:func:`relative_gap`).
 
     The loss gap is counted only while L_NQF >= ``loss_floor`` * L_NQF(0): on a target
     the NQF fits exactly, its loss goes to zero and any residual of the network is an

@@ -8,10 +8,22 @@ from ._validate import as_tensor
 
 
 def offdiag(Z: torch.Tensor) -> torch.Tensor:
-    """O(Z) = (1/2) [[0, Z], [Z^T, 0]] for Z of shape (a, b); returns shape (a + b, a + b).
+    r"""The off-diagonal block :math:`O(Z) = \tfrac12 \begin{pmatrix}0 & Z\\ Z^\top & 0
+    \end{pmatrix}` (Chapter 2).
 
-    A vector Z of shape (a,) is read as a column (a, 1). The non-zero eigenvalues of O(Z) are
-    +-sigma_j(Z)/2, with eigenvectors (l_j, +-r_j)/sqrt(2) built from the singular vectors of Z.
+    The structure matrix of a two-factor unit :math:`w_i = [u_i; v_i]` whose module is
+    :math:`\sum_i u_i^\top Z v_i`. The non-zero eigenvalues of O(Z) are
+    :math:`\pm\sigma_j(Z)/2`, with eigenvectors :math:`(l_j, \pm r_j)/\sqrt2` built from the
+    singular vectors of Z.
+
+    Args:
+        Z: a matrix of shape (a, b), or a vector of shape (a,) read as a column (a, 1).
+
+    Returns:
+        O(Z), shape (a + b, a + b).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming ``Z``).
     """
     Z = as_tensor("Z", Z)
     if Z.ndim == 1:

@@ -12,18 +12,21 @@ a commutator is measured relative to the two matrices,
 
 a number in [0, sqrt(2)] (the Boettcher-Wenzel inequality) that is 0 exactly when they commute and
 does not change when either matrix is rescaled. For the two-layer MLP,
-c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter 2).
+c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter 2). On real data the
+condition that decides the two-layer network's modes is weaker, a commutator of covariances
+(:func:`covariance_commutator`, Chapter 10).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
 from ._validate import (
-    as_tensor, require_nonnegative, require_positive, require_positive_int, require_square_stack,
+    as_tensor, require_nonnegative, require_positive, require_square_stack, require_trials,
 )
 from .seeds import generator
 
@@ -60,8 +63,77 @@ def pairwise_commutators(As: torch.Tensor) -> torch.Tensor:
 
 
 def max_commutator(As: torch.Tensor) -> float:
-    """The largest relative commutator over all pairs of a stack of shape (n, p, p)."""
+    r"""The largest relative commutator of a stack, :math:`\max_{\mu\nu} c(A_\mu, A_\nu)`
+    (Chapter 2).
+
+    :math:`c(A_1, A_2) = \|A_1A_2 - A_2A_1\|_F / (\|A_1\|_F\|A_2\|_F)` (the module docstring): 0
+    exactly when Assumption 1 holds.
+
+    Args:
+        As: square matrices, shape (n, p, p) (symmetric or not).
+
+    Returns:
+        A float in [0, sqrt(2)].
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming ``As``).
+    """
     return pairwise_commutators(As).max().item()
+
+
+# --- real data: the two-layer network's matrices, and the covariance-level condition (Chapter 10) ---
+
+def mlp_commutators(X: Any, *, same_channel: bool = True) -> torch.Tensor:
+    """Relative commutators of a two-layer network's per-sample structure matrices (Chapter 10).
+
+    Output channel c of F(x) = V^T phi(U^T x) has A_c(x) = (phi'(0) / 2) [[0, x e_c^T],
+    [e_c x^T, 0]] (Chapter 2). For two samples at angle theta,
+
+        c(A_c(x), A_c(x')) = sin(theta) / sqrt 2,     c(A_c(x), A_c'(x')) = |cos(theta)| / sqrt 2
+        (c != c'),
+
+    so Assumption 1 (all of them commute) needs collinear inputs. Computed from the Gram matrix.
+
+    Args:
+        X: inputs (n, p); a zero row commutes with everything.
+        same_channel: pairs within one output channel (default) or across two channels.
+
+    Returns:
+        The (n, n) matrix of c over sample pairs (0 on the diagonal for ``same_channel``).
+    """
+    X = as_tensor("X", X, ndim=2)
+    if not isinstance(same_channel, bool):
+        raise TypeError(f"argument `same_channel`: expected True or False, got {same_channel!r}")
+    norms = X.norm(dim=1)
+    unit = X / torch.where(norms > 0, norms, 1.0)[:, None]
+    cos = (unit @ unit.T).clamp(-1.0, 1.0)                                   # (n, n)
+    c = (1.0 - cos.square()).clamp_min(0.0).sqrt() if same_channel else cos.abs()
+    nonzero = (norms > 0)[:, None] & (norms > 0)[None, :]
+    c = torch.where(nonzero, c / math.sqrt(2.0), 0.0)
+    if same_channel:
+        c.fill_diagonal_(0.0)
+    return c
+
+
+def covariance_commutator(X: Any, Y: Any) -> float:
+    """c(S_xx, S_xy S_yx) = ||[S_xx, S_xy S_yx]||_F / (||S_xx||_F ||S_xy S_yx||_F) (Chapter 10).
+
+    S_xx = X^T X / n, S_xy = X^T Y / n. Zero exactly when every singular direction r_k of S_xy is an
+    eigenvector of S_xx (distinct singular values), the condition under which the modes of the
+    two-layer NQF decouple (Saxe et al. 2014); whitened inputs (S_xx = I) satisfy it.
+
+    Args:
+        X: inputs (n, p); Y: targets (n, K) or (n,).
+    """
+    X = as_tensor("X", X, ndim=2)
+    Y = as_tensor("Y", Y, dtype=X.dtype, device=X.device)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+        raise ValueError(f"argument `Y`: expected shape ({X.shape[0]}, K) or ({X.shape[0]},), got "
+                         f"{tuple(Y.shape)}")
+    n = X.shape[0]
+    Sxy = X.T @ Y / n
+    return commutator_norm(X.T @ X / n, Sxy @ Sxy.T)
 
 
 @dataclass(frozen=True)
@@ -106,17 +178,24 @@ def common_eigenbasis(As: torch.Tensor, seed: int = 0) -> CommonEigenbasis:
 # --- from commuting to generic data (Chapter 7) ---------------------------------------------------
 
 def perturb_commuting(E: Any, a: Any, t: float, seed: int = 0) -> torch.Tensor:
-    """A_mu(t) = E diag(a_mu) E^T + t ||a_mu|| S_mu: commuting at t = 0, generic for t > 0 (Chapter 7).
+    r""":math:`A_\mu(\chi) = E\,\mathrm{diag}(a_\mu)E^\top + \chi\|a_\mu\| S_\mu`: commuting at
+    :math:`\chi = 0`, generic for :math:`\chi > 0` (Chapter 7).
 
-    S_mu are independent random symmetric matrices (symmetrised Gaussians, drawn on the CPU from
-    ``seed``) normalised to ||S_mu||_F = 1, so t is the size of the non-commuting part relative to
-    the commuting one.
+    :math:`S_\mu` are independent random symmetric matrices (symmetrised Gaussians, drawn on the CPU
+    from ``seed``) normalised to :math:`\|S_\mu\|_F = 1`, so :math:`\chi` (``t``) is the size of the
+    non-commuting part relative to the commuting one.
 
     Args:
-        E: orthogonal matrix (p, p); a: eigenvalues (n, p); t: interpolation parameter, >= 0.
+        E: orthogonal matrix (p, p).
+        a: eigenvalues (n, p).
+        t: the interpolation parameter :math:`\chi`, >= 0.
+        seed: seed of :func:`nqf_mini.generator`.
 
     Returns:
         The stack A(t), shape (n, p, p), symmetric.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     E = as_tensor("E", E, ndim=2)
     a = as_tensor("a", a, ndim=2, dtype=E.dtype, device=E.device)
@@ -143,10 +222,12 @@ def joint_diagonalizer(As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e
     Starts from the basis of :func:`common_eigenbasis` and applies Givens rotations chosen in closed
     form for each pair (i, j) (the Cardoso-Souloumiac angle for real symmetric matrices); each
     rotation never increases the off-diagonal mass. For commuting matrices it returns their common
-    eigenbasis; otherwise it returns a local optimum, the best basis for a Lotka-Volterra description.
+    eigenbasis; otherwise it returns a local optimum, the best basis for a Lotka-Volterra
+    description.
     """
     As = as_tensor("As", As, ndim=3)
-    sweeps, tol = require_positive_int("sweeps", sweeps), require_positive("tol", tol)
+    require_square_stack("As", As)
+    sweeps, tol = require_trials("sweeps", sweeps), require_positive("tol", tol)
     E = common_eigenbasis(As, seed=seed).E.clone()
     D = E.T @ As @ E
     p = As.shape[1]
@@ -173,21 +254,40 @@ def joint_diagonalizer(As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e
     return E
 
 
-def nearest_commuting(As: Any, seed: int = 0) -> tuple[torch.Tensor, float]:
-    """Drop the off-diagonal part in the best common basis: A_mu -> E diag(E^T A_mu E) E^T (Chapter 7).
+class NearestCommuting(NamedTuple):
+    """What :func:`nearest_commuting` returns (unpacks as ``matrices, residual``).
+
+    Attributes:
+        matrices: the commuting stack E diag(E^T A_mu E) E^T, (n, p, p).
+        residual: max_mu ||offdiag(E^T A_mu E)||_F / ||A_mu||_F, the part dropped.
+    """
+
+    matrices: torch.Tensor
+    residual: float
+
+
+def nearest_commuting(As: Any, seed: int = 0) -> NearestCommuting:
+    """Drop the off-diagonal part in the best common basis: A_mu -> E diag(E^T A_mu E) E^T
+    (Chapter 7).
 
     E comes from :func:`joint_diagonalizer`. The returned stack commutes exactly, so
     :func:`nqf_mini.reduce_commuting` accepts it: it is the Lotka-Volterra model one would use when
     Assumption 1 holds only approximately.
 
+    Args:
+        As: symmetric matrices, shape (n, p, p).
+        seed: seed of the starting basis (:func:`common_eigenbasis`).
+
     Returns:
-        (the commuting stack (n, p, p), the residual max_mu ||offdiag(E^T A_mu E)||_F / ||A_mu||_F).
+        :class:`NearestCommuting` (the commuting stack (n, p, p), the residual
+        max_mu ||offdiag(E^T A_mu E)||_F / ||A_mu||_F); it unpacks as ``matrices, residual``.
     """
     As = as_tensor("As", As, ndim=3)
+    require_square_stack("As", As)
     E = joint_diagonalizer(As, seed=seed)
     D = E.T @ As @ E
     a = torch.diagonal(D, dim1=1, dim2=2)
     off = (D - torch.diag_embed(a)).flatten(1).norm(dim=1)
     norms = As.flatten(1).norm(dim=1)
     rel = torch.where(norms > 0, off / torch.where(norms > 0, norms, 1.0), 0.0)
-    return E @ torch.diag_embed(a) @ E.T, rel.max().item()
+    return NearestCommuting(E @ torch.diag_embed(a) @ E.T, rel.max().item())

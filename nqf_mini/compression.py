@@ -51,15 +51,42 @@ def compress_rank(W0: Any, rtol: float = 1e-12) -> tuple[torch.Tensor, torch.Ten
 
 
 def lift_weights(W_compressed: Any, R: Any) -> torch.Tensor:
-    """The wide weights W(t) = W'(t) R^T from the compressed ones (Chapter 3): shape (p, d)."""
+    r"""The wide weights :math:`W(t) = W'(t) R^\top` from the compressed ones (Theorem 3,
+    Chapter 3).
+
+    Args:
+        W_compressed: the compressed weights W' (p, r), e.g. trained from :func:`compress_rank`'s
+            W'0.
+        R: the (d, r) matrix with orthonormal columns that :func:`compress_rank` returned.
+
+    Returns:
+        W of shape (p, d).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
+    """
     W_compressed = as_tensor("W_compressed", W_compressed, ndim=2)
     R = as_tensor("R", R, ndim=2, dtype=W_compressed.dtype, device=W_compressed.device)
-    require_shape("R", R, (None, W_compressed.shape[1]))
+    require_shape("R", R, (None, W_compressed.shape[1]), like="W_compressed")
     return W_compressed @ R.T
 
 
 def psd_factor(M: Any, rtol: float = 1e-12) -> torch.Tensor:
-    """A narrowest W with W W^T = M for a PSD M (p, p): W = U sqrt(Lambda), shape (p, rank M)."""
+    r"""A narrowest W with :math:`WW^\top = M` for a positive semi-definite M (Chapter 3).
+
+    :math:`W = U\sqrt\Lambda` from the eigendecomposition :math:`M = U\Lambda U^\top`, keeping the
+    eigenvalues above ``rtol`` times the largest.
+
+    Args:
+        M: a positive semi-definite matrix (p, p).
+        rtol: eigenvalues below rtol x the largest are dropped.
+
+    Returns:
+        W of shape (p, rank M).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), e.g. an M that is not PSD.
+    """
     M = as_tensor("M", M, ndim=2)
     require_psd("M", M)
     rtol = require_positive("rtol", rtol)
@@ -95,7 +122,7 @@ def compress_data_subspace(
     require_symmetric("A", A)
     n, p = A.shape[:2]
     M0 = as_tensor("M0", M0, ndim=2, dtype=A.dtype, device=A.device)
-    require_shape("M0", M0, (p, p))
+    require_shape("M0", M0, (p, p), like="A")
     require_psd("M0", M0)
     rtol = require_positive("rtol", rtol)
     stacked = A.permute(1, 0, 2).reshape(p, n * p)                 # [A_1 ... A_n]: (p, n p)

@@ -44,6 +44,7 @@ from ._validate import (
     as_tensor, require_choice, require_positive, require_positive_int,
 )
 from ._batched import softmax_last, unit_blocks
+from ._modules import check_input
 from .activations import Activation, get_activation
 from .architectures import MultiHeadAttention
 from .device import resolve_device
@@ -93,13 +94,18 @@ class DeepModule:
         return self.model.forward(theta, x, self.kind)
 
     def batch(self, xs: Any) -> Any:
+        """theta -> the module on every sample of ``xs`` (checked once: real, finite)."""
+        xs = check_input(xs, "xs")
         return lambda theta: self.model.forward(theta, xs, self.kind, batched=True)
 
 
 class _Deep:
     """What the deep models share: the three kinds and their modules."""
 
-    P: int
+    @property
+    def P(self) -> int:
+        """The number of parameters (the length of theta)."""
+        raise NotImplementedError
 
     def module(self, kind: str = "network") -> DeepModule:
         """The network (``"network"``), its layer-wise NQF (``"nqf"``) or its leading

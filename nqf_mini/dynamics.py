@@ -36,11 +36,13 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, require_dtype, require_positive_int, require_psd, require_shape,
-    require_symmetric_stack,
+    as_tensor, require_dtype, require_positive_int, require_psd, require_shape, require_steps,
+    require_symmetric_stack, require_unit_interval,
 )
 from .device import resolve_device
-from .training import State, WeightSpace, make_optimizer, minibatches, record_points, train
+from .training import (
+    State, WeightSpace, make_optimizer, minibatches, record_points, require_record_memory, train,
+)
 
 _RK4_STABLE = 2.785         # RK4 is stable for h * lambda in (-2.785, 0] on the real axis
 
@@ -126,26 +128,29 @@ def _prepare(A: Any, y: Any, f0: Any, g: Any, B: Any, dtype: torch.dtype,
              device: torch.device | str | None) -> _Data:
     require_dtype(dtype)
     if device is None and isinstance(A, torch.Tensor):
-        device = A.device
+        device = as_tensor("A", A).device
     dev = resolve_device(device)
     A = as_tensor("A", A, dtype=dtype, device=dev)
     require_symmetric_stack("A", A)
     n, p = A.shape[0], A.shape[1]
     y = as_tensor("y", y, ndim=1, dtype=dtype, device=dev)
-    require_shape("y", y, (n,))
+    require_shape("y", y, (n,), like="A")
     f0 = as_tensor("f0", f0, dtype=dtype, device=dev)
     if f0.ndim == 0:
         f0 = f0.expand(n).clone()
-    require_shape("f0", f0, (n,))
+    require_shape("f0", f0, (n,), like="A")
     if g is not None:
         g = as_tensor("g", g, ndim=2, dtype=dtype, device=dev)
-        require_shape("g", g, (n, p))
+        require_shape("g", g, (n, p), like="A")
     if B is not None:
         B = as_tensor("B", B, dtype=dtype, device=dev)
-        require_shape("B", B, (n, p, p))
+        require_shape("B", B, (n, p, p), like="A")
         require_symmetric_stack("B", B)
         B = (B + B.transpose(1, 2)) / 2
     A = (A + A.transpose(1, 2)) / 2                      # exact: Tr[M A] only sees the symmetric part
+    A, y, f0 = A.detach(), y.detach(), f0.detach()      # data, not parameters
+    g = None if g is None else g.detach()
+    B = None if B is None else B.detach()
     return _Data(A=A, A_flat=A.reshape(n, p * p).contiguous(), y=y, f0=f0, g=g, B=B)
 
 
@@ -202,6 +207,7 @@ class _MSpace:
         M, mu = state
         f = self.predict(state)                                            # (n,)
         G, h = self.data.gradient_parts(f - self.data.y, idx, mu)
+        assert h is not None and self.width is not None                   # the general form
         P = torch.add(self.eye, G, alpha=-2 * lr)                          # I - 2 lr G
         Pmu = P @ mu
         cross = torch.outer(Pmu, h)
@@ -218,6 +224,7 @@ class _MSpace:
         dM = -2 * (GM + GM.T)                                              # -2 (G M + M G)
         if mu is None:
             return f, (dM,)
+        assert h is not None and self.width is not None                   # the general form
         hmu = torch.outer(h, mu)
         return f, (dM - (hmu + hmu.T), -2 * G @ mu - self.width * h)
 
@@ -281,9 +288,15 @@ def _simulate(system: Any, state: State, data: _Data, lr: float, steps: int,
               stop_below: float | None = None, momentum: float = 0.9,
               ) -> tuple[State, TrainingResult]:
     opt = make_optimizer(method, optimizer, lr, adam_betas, adam_eps, momentum)
-    steps = require_positive_int("steps", steps)
+    steps = require_steps("steps", steps)
+    if stop_below is not None:
+        stop_below = require_unit_interval("stop_below", stop_below,
+                                           " (a fraction of the initial loss)")
     record = record_points(steps, record_every)
     weights = isinstance(system, WeightSpace)
+    p = data.p
+    require_record_memory(len(record), data.n + p * p + p + (state[0].numel() if weights else 0),
+                          data.A.dtype, data.A.device)
     trace = train(system, state, opt, steps, batches=_batches(data, batch_size, steps, seed, method),
                   record=record, stop_below=stop_below, advice=_advice(data, weights, method))
     M = trace.state[0] @ trace.state[0].T if weights else trace.state[0]
@@ -334,7 +347,11 @@ def simulate_W(
         method: "gd" (discrete steps) or "flow".
         optimizer: "sgd" (plain steps), "adam" or "momentum" (discrete steps only).
         record_every: record f, M = W W^T (and mu) every k steps and at the last step.
-        stop_below: stop at the first step at which L <= stop_below * L(0) (None: run all steps).
+        adam_betas: Adam's (beta1, beta2), each in (0, 1) (checked for every optimizer).
+        adam_eps: Adam's epsilon, > 0.
+        momentum: the heavy-ball coefficient, in (0, 1).
+        stop_below: stop at the first step at which L <= stop_below * L(0), a number in
+            [0, 1) (None: run all steps).
         device: where to compute; None means the device of ``A`` if a tensor, else the default.
         dtype: torch.float64 (default) or torch.float32.
 
@@ -346,8 +363,8 @@ def simulate_W(
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     data = _prepare(A, y, f0, g, B, dtype, device)
-    W0 = as_tensor("W0", W0, ndim=2, dtype=dtype, device=data.A.device)
-    require_shape("W0", W0, (data.p, None))
+    W0 = as_tensor("W0", W0, ndim=2, dtype=dtype, device=data.A.device).detach()
+    require_shape("W0", W0, (data.p, None), like="A")
     state, result = _simulate(_w_space(data), (W0,), data, lr, steps, batch_size, seed, method,
                               optimizer, record_every, adam_betas, adam_eps, stop_below,
                               momentum)
@@ -355,13 +372,13 @@ def simulate_W(
 
 
 def _m_space_state(data: _Data, M0: Any, mu0: Any) -> State:
-    M0 = as_tensor("M0", M0, ndim=2, dtype=data.A.dtype, device=data.A.device)
-    require_shape("M0", M0, (data.p, data.p))
+    M0 = as_tensor("M0", M0, ndim=2, dtype=data.A.dtype, device=data.A.device).detach()
+    require_shape("M0", M0, (data.p, data.p), like="A")
     require_psd("M0", M0)
     if mu0 is None:
         return ((M0 + M0.T) / 2,)
-    mu0 = as_tensor("mu0", mu0, ndim=1, dtype=data.A.dtype, device=data.A.device)
-    require_shape("mu0", mu0, (data.p,))
+    mu0 = as_tensor("mu0", mu0, ndim=1, dtype=data.A.dtype, device=data.A.device).detach()
+    require_shape("mu0", mu0, (data.p,), like="A")
     return ((M0 + M0.T) / 2, mu0)
 
 
@@ -426,6 +443,9 @@ def simulate_M_mu(
     """
     width = require_positive_int("width", width)
     data = _prepare(A, y, f0, g, B, dtype, device)
+    if mu0 is None:
+        raise TypeError("argument `mu0`: expected the initial sum of the units m(0) = W0 1, "
+                        "a tensor of shape (p,), got None (without it, use simulate_M)")
     state = _m_space_state(data, M0, mu0)
     return _simulate(_MSpace(data, width), state, data, lr, steps, batch_size, seed, method, "sgd",
                      record_every, (0.9, 0.999), 1e-8)[1]

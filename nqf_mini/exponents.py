@@ -17,9 +17,18 @@ from ._validate import (
 
 
 def feature_exponent(alpha1: float, alpha2: float) -> float:
-    """Feature-wise exponent (alpha1 - 1) / alpha2 of E ~ t^-exponent (Theorem 10, Chapter 6).
+    r"""Feature-wise exponent :math:`(\alpha_1 - 1)/\alpha_2` of
+    :math:`E \sim t^{-\mathrm{exponent}}` (Theorem 10, Chapter 6).
 
-    Needs alpha1 > 1 (a summable loss) and alpha2 > 0.
+    Args:
+        alpha1: the exponent of the loss per mode, V_k ~ k^-alpha1, > 1 (a summable loss).
+        alpha2: the exponent of the growth rates, zeta_k ~ k^-alpha2, > 0.
+
+    Returns:
+        The exponent, a float.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     alpha1, alpha2 = require_real("alpha1", alpha1), require_positive("alpha2", alpha2)
     if not alpha1 > 1:
@@ -29,10 +38,20 @@ def feature_exponent(alpha1: float, alpha2: float) -> float:
 
 
 def sample_exponent(gamma1: float, gamma2: float) -> float:
-    """Sample-wise exponent (2 gamma1 - 1) / gamma2 (Theorem 11, Chapter 6).
+    r"""Sample-wise exponent :math:`(2\gamma_1 - 1)/\gamma_2` (Theorem 11, Chapter 6).
 
-    The loss of sample mu is y_mu^2 / 2n ~ mu^(-2 gamma1), so this is :func:`feature_exponent` with
-    alpha1 = 2 gamma1, alpha2 = gamma2. Needs gamma1 > 1/2 and gamma2 > 0.
+    The loss of sample :math:`\mu` is :math:`y_\mu^2/2n \sim \mu^{-2\gamma_1}`, so this is
+    :func:`feature_exponent` with :math:`\alpha_1 = 2\gamma_1`, :math:`\alpha_2 = \gamma_2`.
+
+    Args:
+        gamma1: the exponent of the targets, y_mu ~ mu^-gamma1, > 1/2.
+        gamma2: the exponent of the growth rates, zeta_mu ~ mu^-gamma2, > 0.
+
+    Returns:
+        The exponent, a float.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     gamma1, gamma2 = require_real("gamma1", gamma1), require_positive("gamma2", gamma2)
     if not gamma1 > 0.5:
@@ -41,9 +60,21 @@ def sample_exponent(gamma1: float, gamma2: float) -> float:
 
 
 def fourier_exponent(theta: float, beta: float) -> float:
-    """Exponent (2 beta - 1) / (theta + beta) of the one-output-per-mode Fourier network (Chapter 6).
+    r"""Exponent :math:`(2\beta - 1)/(\theta + \beta)` of the one-output-per-mode Fourier network
+    (Chapter 6).
 
-    Mode k carries V_k = b_k^2 / 2 ~ k^(-2 beta) and grows at zeta_k = 2 s_k b_k ~ k^-(theta + beta).
+    Mode k carries :math:`V_k = b_k^2/2 \sim k^{-2\beta}` and grows at
+    :math:`\zeta_k = 2 s_k b_k \sim k^{-(\theta + \beta)}`.
+
+    Args:
+        theta: the exponent of the input scales, s_k = k^-theta, > 0.
+        beta: the exponent of the target coefficients, b_k = k^-beta, > 1/2.
+
+    Returns:
+        The exponent, a float.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     theta, beta = require_positive("theta", theta), require_real("beta", beta)
     if not beta > 0.5:
@@ -52,11 +83,22 @@ def fourier_exponent(theta: float, beta: float) -> float:
 
 
 def rank_one_exponent(theta: float, beta: float) -> float:
-    """Exponent of the scalar-output Fourier network, our rank-one theory (Chapter 6).
+    r"""Exponent of the scalar-output Fourier network, our rank-one theory (Chapter 6).
 
-    After one escape along c_k = s_k b_k, the end-to-end weights w = U v follow preconditioned
-    regression dw/dt = -(|w| I + w w^T / |w|)(S^2 w - c), with |w| growing as modes are learnt:
-    E ~ t^-(2 beta - 1)/(theta + beta - 1/2) for beta < theta + 1/2 and t^-(2 beta - 1)/(2 theta) beyond.
+    After one escape along :math:`c_k = s_k b_k`, the end-to-end weights w = U v follow
+    preconditioned regression :math:`\dot w = -(|w| I + ww^\top/|w|)(S^2 w - c)`, with
+    :math:`|w|` growing as modes are learnt: :math:`E \sim t^{-(2\beta - 1)/(\theta + \beta - 1/2)}` for
+    :math:`\beta < \theta + 1/2` and :math:`t^{-(2\beta - 1)/(2\theta)}` beyond.
+
+    Args:
+        theta: the exponent of the input scales, s_k = k^-theta, > 0.
+        beta: the exponent of the target coefficients, b_k = k^-beta, > 1/2.
+
+    Returns:
+        The exponent, a float.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     theta, beta = require_positive("theta", theta), require_real("beta", beta)
     if not beta > 0.5:
@@ -68,11 +110,25 @@ def rank_one_exponent(theta: float, beta: float) -> float:
 
 def nonproportional_exponent(alpha1: float, alpha2: float, delta: float, eps: float,
                              k_star: float) -> float:
-    """Local exponent for the initialisation u_k0 = eps k^-delta (Chapter 6).
+    r"""Local exponent for the initialisation :math:`u_k(0) = \varepsilon k^{-\delta}` (Chapter 6).
 
-    The ignition time is t_k = (ln(1/eps) + delta ln k) k^alpha2, so d ln t / d ln k* =
-    alpha2 + delta / (ln(1/eps) + delta ln k*) and E ~ k*^-(alpha1 - 1) falls with the local exponent
-    (alpha1 - 1) / (alpha2 + delta / (ln(1/eps) + delta ln k*)).
+    The ignition time is :math:`t_k = (\ln(1/\varepsilon) + \delta\ln k)\,k^{\alpha_2}`, so
+    :math:`d\ln t/d\ln k^\ast = \alpha_2 + \delta/(\ln(1/\varepsilon) + \delta\ln k^\ast)` and
+    :math:`E \sim {k^\ast}^{-(\alpha_1 - 1)}` falls with the local exponent
+    :math:`(\alpha_1 - 1)/(\alpha_2 + \delta/(\ln(1/\varepsilon) + \delta\ln k^\ast))`.
+
+    Args:
+        alpha1: the exponent of the loss per mode, > 1.
+        alpha2: the exponent of the growth rates, > 0.
+        delta: the exponent of the initial fractions, >= 0.
+        eps: the initial fraction of mode 1, in (0, 1).
+        k_star: the mode at the ignition front, >= 1.
+
+    Returns:
+        The exponent, a float.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     eps = require_in_open_interval("eps", eps, 0.0, 1.0)
     k_star, delta = require_positive("k_star", k_star), require_nonnegative("delta", delta)

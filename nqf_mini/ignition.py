@@ -31,8 +31,8 @@ from typing import Any
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_fraction, require_positive_entries, require_shape,
-    require_time_grid,
+    as_tensor, require_bool, require_choice, require_fraction, require_positive_entries,
+    require_shape, require_time_grid, warn_subnormal,
 )
 
 DIRECTIONS = ("up", "down")
@@ -63,6 +63,7 @@ def crossing_times(
         ValueError: on malformed input (naming the argument), or a missing crossing when strict.
     """
     require_choice("direction", direction, DIRECTIONS)
+    strict = require_bool("strict", strict)
     x = as_tensor("values", values)
     if x.ndim == 0:
         raise ValueError("argument `values`: expected a trajectory of shape (T,) or (..., T, K), "
@@ -70,7 +71,7 @@ def crossing_times(
     vector = x.ndim == 1
     x = x[:, None] if vector else x
     t = require_time_grid("times", times, dtype=x.dtype, device=x.device, nonnegative=False)
-    require_shape("times", t, (x.shape[-2],))
+    require_shape("times", t, (x.shape[-2],), like="values")
     lev = as_tensor("level", level, dtype=x.dtype, device=x.device)
     try:
         lev = torch.broadcast_to(lev, x.shape[:-2] + x.shape[-1:]).unsqueeze(-2)   # (..., 1, K)
@@ -117,6 +118,7 @@ def ignition_times(
         t*, shape (..., K); ``math.inf`` for modes that do not reach the level.
     """
     fraction = require_fraction("fraction", fraction)
+    strict = require_bool("strict", strict)
     z = as_tensor("z", z)
     if z.ndim < 2:
         raise ValueError(f"argument `z`: expected shape (T, K) or (..., T, K), got {tuple(z.shape)}")
@@ -129,8 +131,11 @@ def ignition_times(
         ok = False
     if not ok:
         raise ValueError(f"argument `zstar`: expected a scalar or a shape broadcastable to "
-                         f"{tuple(target)}, got {tuple(zstar.shape)}")
-    return crossing_times(z, times, fraction * zstar, strict=strict)
+                         f"{tuple(target)} to match `z`, got {tuple(zstar.shape)}")
+    try:
+        return crossing_times(z, times, fraction * zstar, strict=strict)
+    except ValueError as exc:                 # the names of this function's arguments
+        raise ValueError(str(exc).replace("`values`", "`z`")) from None
 
 
 def logistic_ignition_time(z0: Any, zstar: Any, zeta: Any, fraction: float = 0.5) -> torch.Tensor:
@@ -145,9 +150,16 @@ def logistic_ignition_time(z0: Any, zstar: Any, zeta: Any, fraction: float = 0.5
         zstar: capacities, > 0.
         zeta: growth rates, > 0.
         fraction: 0 < fraction < 1 (default 1/2).
+
+    Returns:
+        :math:`t_f`, the broadcast shape, in the dtype of ``z0`` (computed in float64, so
+        that a float32 z0 far below z* stays finite).
     """
     fraction = require_fraction("fraction", fraction)
     z0 = as_tensor("z0", z0)
+    warn_subnormal("z0", z0)
+    dtype = z0.dtype
+    z0 = z0.double()
     zstar = as_tensor("zstar", zstar, dtype=z0.dtype, device=z0.device)
     zeta = as_tensor("zeta", zeta, dtype=z0.dtype, device=z0.device)
     for name, v in (("z0", z0), ("zstar", zstar), ("zeta", zeta)):
@@ -160,18 +172,28 @@ def logistic_ignition_time(z0: Any, zstar: Any, zeta: Any, fraction: float = 0.5
     if not (z0 < fraction * zstar).all().item():
         raise ValueError(f"argument `z0`: expected z0 < fraction * zstar (a mode that still has to "
                          f"ignite), got max z0 / zstar = {(z0 / zstar).max().item():.3g}")
-    return (torch.log(zstar / z0 - 1.0) - math.log(1.0 / fraction - 1.0)) / zeta
+    return ((torch.log(zstar / z0 - 1.0) - math.log(1.0 / fraction - 1.0)) / zeta).to(dtype)
 
 
 def predicted_ignition_time(zeta: Any, eps: Any) -> torch.Tensor:
-    """The small-initialisation law t*_k = (1/zeta_k) ln(1/eps) (Theorem 8, Chapter 5).
+    r"""The small-initialisation law :math:`t_k^\ast = \ln(1/\varepsilon)/\zeta_k` (Theorem 8,
+    Chapter 5).
 
-    It drops the O(1) terms ln z*_k and ln of the prefactor of z_k(0) = Theta(eps); differences and
-    slopes against ln(1/eps) are what it predicts exactly.
+    It drops the O(1) terms :math:`\ln z_k^\ast` and the log of the prefactor of
+    :math:`z_k(0) = \Theta(\varepsilon)`; differences and slopes against
+    :math:`\ln(1/\varepsilon)` are what it predicts exactly. For coupled modes (a C that is not
+    diagonal) the slopes are :func:`nqf_mini.limit_ignition_slopes`, and the exact logistic time
+    is :func:`logistic_ignition_time`.
 
     Args:
-        zeta: growth rates, > 0, any shape.
+        zeta: growth rates :math:`\zeta_k`, > 0, any shape.
         eps: initialisation scale(s), 0 < eps < 1; broadcasts with zeta.
+
+    Returns:
+        :math:`t_k^\ast`, the broadcast shape.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     zeta = as_tensor("zeta", zeta)
     eps = _eps(eps, zeta)
@@ -223,7 +245,7 @@ def ignition_slope(eps: Any, t_star: Any) -> IgnitionFit:
                          "run longer)") from exc
     if t_star.ndim not in (1, 2) or t_star.shape[0] != eps.shape[0]:
         raise ValueError(f"argument `t_star`: expected shape ({eps.shape[0]},) or "
-                         f"({eps.shape[0]}, K), got {tuple(t_star.shape)}")
+                         f"({eps.shape[0]}, K) to match `eps`, got {tuple(t_star.shape)}")
     x = torch.log(1.0 / eps)
     xc = x - x.mean()
     tt = t_star if t_star.ndim == 2 else t_star[:, None]
@@ -235,30 +257,37 @@ def ignition_slope(eps: Any, t_star: Any) -> IgnitionFit:
 
 
 def mode_fractions(outputs: Any, X: Any, Y: Any) -> torch.Tensor:
-    """Fraction of each mode's target a network has fitted: q_k = <X_:k, F_:k> / <X_:k, Y_:k> (Ch. 5).
+    r"""Fraction of each mode's target a network has fitted,
+    :math:`q_k = \langle X_{:k}, F_{:k}\rangle / \langle X_{:k}, Y_{:k}\rangle` (Chapter 5).
 
-    For data built so that output channel k depends on input feature k only (Y_:k = y_k X_:k / s_k
-    with orthogonal columns X_:k, as in Chapter 5), q_k = s_k P_kk / y_k for the linear map P of the
-    NQF, which is (z_k+ - z_k-) / z*_k in mode strengths: 0 at the start, 1 when mode k is learned.
+    For data built so that output channel k depends on input feature k only
+    (:math:`Y_{:k} = y_k X_{:k}/s_k` with orthogonal columns :math:`X_{:k}`, as in Chapter 5),
+    :math:`q_k = s_k P_{kk}/y_k` for the linear map P of the NQF, which is
+    :math:`(z_k^+ - z_k^-)/z_k^\ast` in mode strengths: 0 at the start, 1 when mode k is learned.
     Ignition is ``crossing_times(q, steps, 0.5)``.
 
     Args:
-        outputs: network outputs F, shape (n, K) or (T, n, K).
-        X: inputs (n, p) with p >= K; Y: targets (n, K).
+        outputs: network outputs F, shape (n, K) or (..., n, K), e.g. a trajectory (T, n, K) or
+            an ensemble of trajectories (R, T, n, K).
+        X: inputs (n, p) with p >= K.
+        Y: targets (n, K).
 
     Returns:
-        q, shape (K,) or (T, K).
+        q, shape (K,) or (..., K).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     F = as_tensor("outputs", outputs)
     X = as_tensor("X", X, ndim=2, dtype=F.dtype, device=F.device)
     Y = as_tensor("Y", Y, ndim=2, dtype=F.dtype, device=F.device)
     n, K = Y.shape
     if X.shape[0] != n or X.shape[1] < K:
-        raise ValueError(f"argument `X`: expected shape ({n}, p) with p >= {K}, got "
-                         f"{tuple(X.shape)}")
-    if F.ndim not in (2, 3) or tuple(F.shape[-2:]) != (n, K):
-        raise ValueError(f"argument `outputs`: expected shape ({n}, {K}) or (T, {n}, {K}), got "
-                         f"{tuple(F.shape)}")
+        raise ValueError(f"argument `X`: expected shape ({n}, p) with p >= {K} to match `Y`, "
+                         f"got {tuple(X.shape)}")
+    if F.ndim < 2 or tuple(F.shape[-2:]) != (n, K):
+        raise ValueError(f"argument `outputs`: expected shape ({n}, {K}) or (..., {n}, {K}) to "
+                         f"match `Y`, got {tuple(F.shape)}")
     denom = (X[:, :K] * Y).sum(0)
     if not (denom.abs() > 0).all().item():
         raise ValueError("argument `Y`: expected every channel k to correlate with input column k "

@@ -16,9 +16,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from ._modules import Module, leaves, prepare_call, sample, scalar_output
-from ._validate import as_tensor, require_positive_int
-from .training import State, WeightSpace, make_optimizer, minibatches, record_points, train
+from ._modules import (
+    Module, cast_input, check_input, leaves, prepare_call, require_finite_output, sample,
+    scalar_output,
+)
+from ._validate import as_tensor, require_bool, require_positive_int, require_steps
+from .training import (
+    State, WeightSpace, make_optimizer, minibatches, record_points, require_record_memory, train,
+)
 
 
 ModuleStream = Callable[[int], tuple[Any, Any]]
@@ -136,13 +141,23 @@ def _module_targets(name: str, y: Any, W: torch.Tensor, stacked: bool) -> torch.
     raise ValueError(f"argument `{name}`: expected shape {want}, got {tuple(y.shape)}")
 
 
-def _sample_count(name: str, xs: Any, n: int) -> None:
+def _sample_count(name: str, xs: Any, n: int, targets: str = "y") -> None:
     sizes = {leaf.shape[0] if leaf.ndim else 0 for leaf in leaves(xs)
              if isinstance(leaf, torch.Tensor)}
     if sizes != {n}:
         raise ValueError(f"argument `{name}`: expected a leading sample dimension "
-                         f"n = {n} like the targets in every tensor, got sizes "
+                         f"n = {n} like the targets `{targets}` in every tensor, got sizes "
                          f"{sorted(sizes)}")
+
+
+def _blame(exc: Exception) -> str:
+    """Which argument of train_module a failure of f(W0, xs) points to."""
+    msg = str(exc)
+    if "argument `W`" in msg:
+        return "argument `W0`"
+    if "argument `f`" in msg:
+        return "argument `f`"
+    return "argument `xs`"
 
 
 def train_module(
@@ -181,8 +196,9 @@ def train_module(
         stacked: train the R runs of W0 at once. The loss minimised is the sum of the
             runs' losses, so each run follows its own gradient (and its own Adam
             moments): the runs are exactly those trained one at a time.
-        record_every / record_steps: which steps to record (see
-            :func:`train_two_layer`).
+        record_every / record_steps: which steps to record: every k steps and the last
+            (``record_every=k``), exactly ``record_steps``, or (``record_every=None`` and
+            no ``record_steps``) the first and the last step only.
         record_weights: also keep W at the recorded steps.
         record_M: keep M = W W^T at the recorded steps (for W of shape (p, d)).
 
@@ -194,27 +210,37 @@ def train_module(
         DivergenceError: if the summed loss becomes non-finite or exceeds 1e6 times its
             initial value.
     """
-    W = as_tensor("W0", W0).clone()
-    if not isinstance(stacked, bool):
-        raise TypeError(f"argument `stacked`: expected True or False, got {stacked!r}")
+    W = as_tensor("W0", W0).detach().clone()
+    stacked = require_bool("stacked", stacked)
+    record_M = require_bool("record_M", record_M)
+    record_weights = require_bool("record_weights", record_weights)
     if W.ndim not in ((2, 3) if stacked else (1, 2)):
         want = "(R, p, d) or (R, P)" if stacked else "(p, d) or (P,)"
         raise ValueError(f"argument `W0`: expected shape {want}, got {tuple(W.shape)}")
     units = W.ndim == (3 if stacked else 2)             # columns are units: M = W W^T
-    y = _module_targets("y", y, W, stacked)
-    xs, _ = prepare_call(f, xs, W.dtype, W.device)
+    y = _module_targets("y", y, W, stacked).detach()
+    xs, _ = prepare_call(f, xs, W.dtype, W.device, name="xs")
+    xs = cast_input(xs, W.dtype, W.device, detach=True)
     n = y.shape[-1]
     _sample_count("xs", xs, n)
     predict = batched(f, xs, n, stacked)
     try:
-        predict(W)
+        first = predict(W)
     except (RuntimeError, IndexError, TypeError, ValueError) as exc:
-        raise ValueError(f"argument `xs`: f(W0, x) failed on the data ({exc}); check "
-                         "that every sample of `xs` is what `f` expects") from exc
+        raise ValueError(f"{_blame(exc)}: f(W0, x) failed on the data ({exc}); check that "
+                         "`W0` has the shape `f` expects and that every sample of `xs` is "
+                         "what `f` expects") from exc
+    require_finite_output(first.detach(), "f(W0, x) on the data")
     opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
-    steps = require_positive_int("steps", steps)
-    record = record_points(steps, None if record_steps is not None else record_every,
-                           record_steps)
+    steps = require_steps("steps", steps)
+    if record_every is None and record_steps is None:
+        record = {0, steps}
+    else:
+        record = record_points(steps, None if record_steps is not None else record_every,
+                               record_steps)
+    per_record = y.numel() + (W[..., 0].numel() * W.shape[-2] if record_M and units else 0)
+    require_record_memory(len(record), per_record + (W.numel() if record_weights else 0),
+                          W.dtype, W.device)
     if stream is not None:
         if batch_size is not None:
             raise ValueError("argument `batch_size`: give either batch_size "
@@ -227,10 +253,15 @@ def train_module(
     def on_batch(W_: torch.Tensor,
                  batch: tuple[Any, Any]) -> tuple[torch.Tensor, torch.Tensor]:
         xs_b, y_b = batch
-        xs_b, _ = prepare_call(f, xs_b, W.dtype, W.device)
-        y_b = _module_targets("stream", y_b, W, stacked)
-        _sample_count("stream", xs_b, y_b.shape[-1])
-        return batched(f, xs_b, y_b.shape[-1], stacked)(W_), y_b
+        try:
+            if not callable(getattr(f, "batch", None)):        # else f.batch checks them
+                xs_b = check_input(xs_b, "stream")
+            xs_b = cast_input(xs_b, W.dtype, W.device, detach=True)
+            y_b = _module_targets("stream", y_b, W, stacked).detach()
+            _sample_count("stream", xs_b, y_b.shape[-1], "stream")
+            return batched(f, xs_b, y_b.shape[-1], stacked)(W_), y_b
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(str(exc).replace("argument `xs`", "argument `stream`")) from None
 
     def observe(W_: torch.Tensor, f_: torch.Tensor) -> dict[str, torch.Tensor]:
         out = {"f": f_, "loss": 0.5 * (f_ - y).square().mean(-1)}
@@ -247,7 +278,7 @@ def train_module(
     trace = train(_ModuleSpace(predict, y, observe, on_batch), (W,), opt, steps,
                   batches=batches, record=record, every_step=stream is None)
     rec = trace.records
-    loss = rec["loss"].double().cpu().numpy()                   # (T,) or (T, R)
+    loss = rec["loss"].detach().double().cpu().numpy()          # (T,) or (T, R)
     return ModuleRun(steps=trace.steps, loss=loss.T.copy() if stacked else loss,
                      W=trace.state[0], outputs=rec["f"], M_traj=rec.get("M"),
                      W_traj=rec.get("W"), stacked=stacked)

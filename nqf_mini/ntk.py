@@ -27,7 +27,8 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, describe, require_fraction, require_positive, require_positive_int, require_real,
+    as_tensor, describe, largest, require_fraction, require_memory, require_positive,
+    require_positive_int, require_real, require_seed, require_steps,
 )
 from .device import resolve_device
 from .dynamics import simulate_W
@@ -58,15 +59,33 @@ def _symmetric(gen: torch.Generator, n: int, p: int) -> torch.Tensor:
 def scaled_nqf_problem(d: int, alpha_A: float, alpha_B: float, *, alpha_g: float = 0.5, n: int = 12,
                        p: int = 6, seed: int = 0,
                        device: torch.device | str | None = None) -> GeneralNQF:
-    """A general NQF with g = d^-alpha_g g0, B = d^-alpha_B B0, A = d^-alpha_A A0 (Chapter 7).
+    r"""A general NQF with :math:`g = d^{-\alpha_g}g_0`, :math:`B = d^{-\alpha_B}B_0`,
+    :math:`A = d^{-\alpha_A}A_0` (Chapter 7).
 
-    g0 (n, p) has i.i.d. N(0, 1/p) rows, B0 and A0 are random symmetric matrices with entries of
-    order p^-1/2, and the targets y = g0 c (|c| ~ 1) are realisable by the linear part alone, so the
-    loss can fall by O(1) at every width. The same seed gives the same g0, B0, A0, y at every d:
-    only the width scalings change.
+    :math:`g_0` (n, p) has i.i.d. N(0, 1/p) rows, :math:`B_0` and :math:`A_0` are random symmetric
+    matrices with entries of order :math:`p^{-1/2}`, and the targets :math:`y = g_0c` are
+    realisable by the linear part alone, so the loss can fall by O(1) at every width. The same seed
+    gives the same :math:`g_0, B_0, A_0, y` at every d: only the width scalings change.
+
+    Args:
+        d: the width the coefficients are scaled for.
+        alpha_A: exponent of the structure matrices.
+        alpha_B: exponent of the cross-unit matrices.
+        alpha_g: exponent of the linear coefficients (default 1/2).
+        n: the number of samples.
+        p: the parameters per unit.
+        seed: seed of :func:`nqf_mini.generator`.
+        device: where to put the data (None: :func:`nqf_mini.default_device`).
+
+    Returns:
+        :class:`GeneralNQF` (g, B, A, y, d).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     d = require_positive_int("d", d)
     n, p = require_positive_int("n", n), require_positive_int("p", p)
+    require_memory(largest(n=n, p=p), 2.0 * n * p * p + n * p, what="the data (g, B, A)")
     alpha_A, alpha_B = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
     alpha_g = require_real("alpha_g", alpha_g)
     gen = generator(seed)
@@ -114,24 +133,36 @@ class NTKDrift:
 
 def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: float = 0.5,
               lr: float = 0.05, max_steps: int = 20000, seed: int = 1) -> NTKDrift:
-    """Relative NTK change while gradient descent halves the loss (Chapter 7).
+    r"""Relative NTK change :math:`\|\Theta(T) - \Theta(0)\|_F/\|\Theta(0)\|_F` while
+    gradient descent brings the loss to ``loss_fraction`` of its start (Chapter 7).
 
-    Trains W (p, d), initialised with i.i.d. N(0, init_scale^2 / d) entries (near zero), by GD on
-    L = (1/2n) sum (f - y)^2 (:func:`nqf_mini.simulate_W` with the g and B terms, stopped at the
-    first step with L <= loss_fraction L(0)), and returns ||Theta(T) - Theta(0)||_F / ||Theta(0)||_F.
+    Trains W (p, d) from :func:`initial_weights` (i.i.d. N(0, init_scale^2 / d) entries, near zero)
+    by GD on :math:`L = \frac{1}{2n}\sum(f - y)^2` (:func:`nqf_mini.simulate_W` with the g and B
+    terms, stopped at the first step with :math:`L \le` loss_fraction :math:`L(0)`).
+
+    Args:
+        problem: from :func:`scaled_nqf_problem`.
+        init_scale: the standard deviation of the entries of m = W 1 at the start, > 0.
+        loss_fraction: the fraction of L(0) to reach, in (0, 1).
+        lr: the learning rate.
+        max_steps: the most steps to take (at most 10**7).
+        seed: seed of the initial weights.
+
+    Returns:
+        :class:`NTKDrift` (drift, time, loss0, loss_T).
 
     Raises:
         DivergenceError: if the loss blows up (with a smaller lr to try).
-        ValueError: if the loss does not reach the fraction within ``max_steps``.
+        ValueError: if the loss does not reach the fraction within ``max_steps``, or on a bad
+            argument (naming it).
     """
     _check_problem(problem)
     init_scale = require_positive("init_scale", init_scale)
-    max_steps = require_positive_int("max_steps", max_steps)
+    lr = require_positive("lr", lr)
+    max_steps = require_steps("max_steps", max_steps)
     loss_fraction = require_fraction("loss_fraction", loss_fraction)
-    p, d = problem.g.shape[1], problem.d
-    gen = generator(seed)
-    W0 = (torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)).to(
-        problem.g.device)
+    seed = require_seed("seed", seed)
+    W0 = initial_weights(problem, init_scale, seed)
     run = simulate_W(problem.A, problem.y, W0, lr, max_steps, g=problem.g, B=problem.B,
                      stop_below=loss_fraction)
     steps = run.loss.shape[0] - 1
@@ -142,6 +173,28 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
     theta0 = nqf_ntk(problem, W0)
     drift = (nqf_ntk(problem, run.W) - theta0).norm() / theta0.norm()
     return NTKDrift(float(drift), lr * steps, float(run.loss[0]), float(run.loss[-1]))
+
+
+def initial_weights(problem: GeneralNQF, init_scale: float = 1e-3, seed: int = 1) -> torch.Tensor:
+    """The start of :func:`ntk_drift`: W (p, d) with i.i.d. N(0, init_scale^2 / d) entries, so
+    that m = W 1 has N(0, init_scale^2) entries at every width d (Chapter 7).
+
+    Args:
+        problem: from :func:`scaled_nqf_problem` (it fixes p and d).
+        init_scale: the standard deviation of the entries of m, > 0.
+        seed: seed of :func:`nqf_mini.generator`.
+
+    Returns:
+        W0 of shape (p, d), float64, on the device of the problem.
+    """
+    _check_problem(problem)
+    init_scale = require_positive("init_scale", init_scale)
+    p, d = problem.g.shape[1], problem.d
+    require_memory("problem", 2.0 * p * d, device=problem.g.device,
+                   what=f"the weights W (p x d) at the problem's width d = {d}")
+    gen = generator(seed)
+    W0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)
+    return W0.to(problem.g.device)
 
 
 def _check_problem(problem: Any) -> None:
@@ -167,14 +220,27 @@ class DriftScaling:
 
 
 def predicted_drift_exponent(alpha_A: float, alpha_B: float) -> float:
-    """The exponent of the fragment's bound O(d^{1 - alpha_B} + d^{-alpha_A}): max(1 - alpha_B, -alpha_A)."""
+    """The exponent of the fragment's bound O(d^{1 - alpha_B} + d^{-alpha_A}): max(1 - alpha_B,
+    -alpha_A)."""
     a, b = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
     return max(1.0 - b, -a) + 0.0                                # + 0.0: no negative zero
 
 
 def ntk_regime(alpha_A: float, alpha_B: float) -> str:
-    """The fragment's classification: "lazy" (alpha_A > 0 and alpha_B > 1), "feature" (alpha_A = 0
-    or 1/2 <= alpha_B <= 1), else "unclassified" (e.g. alpha_B < 1/2 or alpha_A < 0) (Chapter 7)."""
+    r"""The fragment's classification of the width scalings (Chapter 7): ``"lazy"``
+    (:math:`\alpha_A > 0` and :math:`\alpha_B > 1`), ``"feature"`` (:math:`\alpha_A = 0` or
+    :math:`1/2 \le \alpha_B \le 1`), else ``"unclassified"``.
+
+    Args:
+        alpha_A: exponent of the structure matrices.
+        alpha_B: exponent of the cross-unit matrices.
+
+    Returns:
+        ``"lazy"``, ``"feature"`` or ``"unclassified"``.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
+    """
     a, b = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
     if a > 0 and b > 1:
         return "lazy"
@@ -185,12 +251,28 @@ def ntk_regime(alpha_A: float, alpha_B: float) -> str:
 
 def drift_scaling(alpha_A: float, alpha_B: float, widths: Sequence[int] = (16, 64, 256, 1024), *,
                   seed: int = 0, **kwargs: Any) -> DriftScaling:
-    """Measure :func:`ntk_drift` at each width and fit the exponent of drift ~ d^e (Chapter 7).
+    r"""Measure :func:`ntk_drift` at each width and fit the exponent of
+    :math:`\mathrm{drift} \sim d^e` (Chapter 7).
 
-    Keyword arguments go to :func:`scaled_nqf_problem` (n, p, alpha_g) and :func:`ntk_drift`
-    (init_scale, loss_fraction, lr, max_steps).
+    Args:
+        alpha_A: exponent of the structure matrices.
+        alpha_B: exponent of the cross-unit matrices.
+        widths: at least two widths d.
+        seed: seed of the data (:func:`scaled_nqf_problem`).
+        **kwargs: go to :func:`scaled_nqf_problem` (n, p, alpha_g, device) and :func:`ntk_drift`
+            (init_scale, loss_fraction, lr, max_steps).
+
+    Returns:
+        :class:`DriftScaling` (widths, drifts, exponent, predicted).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     alpha_A, alpha_B = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
+    seed = require_seed("seed", seed)
+    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__iter__"):
+        raise TypeError(f"argument `widths`: expected a sequence of integers, got "
+                        f"{describe(widths)}")
     widths = [require_positive_int("widths", w) for w in widths]
     if len(widths) < 2:
         raise ValueError(f"argument `widths`: expected at least two widths, got {widths}")

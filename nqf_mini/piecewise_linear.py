@@ -46,7 +46,7 @@ def limit_events(b: Any, C: Any) -> list[Segment]:
     b = as_tensor("b", b, ndim=1, dtype=torch.float64)
     C = as_tensor("C", C, ndim=2, dtype=torch.float64, device=b.device)
     K = b.shape[0]
-    require_shape("C", C, (K, K))
+    require_shape("C", C, (K, K), like="b")
     ell = torch.full((K,), -1.0, dtype=torch.float64, device=b.device)
     segments, s_now = [], 0.0
     for _ in range(4 * K + 4):                      # each event activates at least one mode
@@ -71,14 +71,23 @@ def limit_events(b: Any, C: Any) -> list[Segment]:
 
 
 def piecewise_linear_limit(b: Any, C: Any, s_grid: Any) -> tuple[torch.Tensor, list[float]]:
-    """eps -> 0 limit of l_k = ln z_k / ln(1/eps) against s = t / ln(1/eps), z_k(0) = eps (Ch. 4).
+    r"""The :math:`\varepsilon \to 0` limit of :math:`\ell_k = \ln z_k / \ln(1/\varepsilon)` against
+    :math:`\hat t = t / \ln(1/\varepsilon)`, from :math:`z_k(0) = \varepsilon` (Chapter 4).
+
+    Piecewise linear: between events every mode below 0 moves with velocity
+    :math:`4(b_k - (C z_S)_k)`, :math:`z_S` the NNLS point of the modes that have arrived (the
+    module docstring).
 
     Args:
-        b: growth vector (K,); C: positive-definite interaction matrix (K, K).
-        s_grid: increasing rescaled times s >= 0, shape (S,).
+        b: growth vector (K,).
+        C: positive-definite interaction matrix (K, K).
+        s_grid: increasing rescaled times :math:`\hat t \ge 0`, shape (S,).
 
     Returns:
-        (l at s_grid, shape (S, K), float64; the event values of s, in order).
+        (l at s_grid, shape (S, K), float64; the event values of :math:`\hat t`, in order).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     segments = limit_events(b, C)
     s_grid = require_time_grid("s_grid", s_grid, dtype=torch.float64,
@@ -92,13 +101,22 @@ def piecewise_linear_limit(b: Any, C: Any, s_grid: Any) -> tuple[torch.Tensor, l
 
 
 def limit_ignition_slopes(b: Any, C: Any) -> torch.Tensor:
-    """eps -> 0 limit of t*_k / ln(1/eps) for dz/dt = 4 z (b - C z), z_k(0) = eps (Chapter 5).
+    r"""The :math:`\varepsilon \to 0` limit of :math:`t_k^\ast / \ln(1/\varepsilon)` for
+    :math:`\dot z = 4z(b - Cz)`, :math:`z_k(0) = \varepsilon` (Chapter 5).
 
-    The value of s at which mode k first reaches l_k = 0 (module docstring). For diagonal C this is
-    1 / (4 b_k) = 1 / zeta_k, the slope of Theorem 8.
+    The value of :math:`\hat t` at which mode k first reaches :math:`\ell_k = 0` (the module
+    docstring). For diagonal C this is :math:`1/(4b_k) = 1/\zeta_k`, the slope of Theorem 8; for
+    coupled modes it is the slope to compare :func:`ignition_slope` with.
+
+    Args:
+        b: growth vector (K,).
+        C: positive-definite interaction matrix (K, K).
 
     Returns:
-        The arrival values s_k, shape (K,); ``math.inf`` for modes that never ignite.
+        The arrival values, shape (K,); ``math.inf`` for modes that never ignite.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     segments = limit_events(b, C)
     arrival = torch.full_like(segments[0].ell, math.inf)

@@ -31,15 +31,24 @@ class PowerLawFit:
 
 
 def fit_power_law(t: Any, loss: Any, window: tuple[float, float]) -> PowerLawFit:
-    """Fit ln loss = ln prefactor - exponent ln t by least squares over t_min <= t <= t_max (Chapter 6).
+    r"""Fit :math:`\ln E = \ln c - \mathrm{exponent}\,\ln t` by least squares over
+    :math:`t_{min} \le t \le t_{max}` (Chapter 6).
 
     The standard error is the usual one of a regression slope,
-    sqrt(sum residual^2 / (m - 2) / sum (ln t - mean)^2); on a log-spaced grid it measures curvature
-    of the curve inside the window, not noise.
+    :math:`\sqrt{\sum r^2 / (m - 2) / \sum(\ln t - \overline{\ln t})^2}`; on a log-spaced grid it
+    measures curvature of the curve inside the window, not noise.
+
+    Args:
+        t: times, > 0, (T,).
+        loss: the loss at those times, > 0, (T,).
+        window: (t_min, t_max) inside the data, with at least 3 points in it.
+
+    Returns:
+        :class:`PowerLawFit` (exponent, stderr, prefactor, window, n_points).
 
     Raises:
-        ValueError: if t or loss are not positive and finite, have different lengths, the window is not
-            inside the data, or fewer than 3 points fall in it.
+        ValueError, TypeError: if t or loss are not positive and finite, have different lengths, the
+            window is not inside the data, or fewer than 3 points fall in it (naming the argument).
     """
     t_arr = to_numpy(as_tensor("t", t, ndim=1))
     y_arr = to_numpy(as_tensor("loss", loss, ndim=1))

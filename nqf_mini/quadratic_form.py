@@ -22,8 +22,11 @@ from typing import Any
 
 import torch
 
-from ._modules import Module, evaluate, prepare_call, scalar_output
-from ._validate import as_tensor, require_dtype, require_positive, require_positive_int, require_shape
+from ._modules import Module, evaluate, prepare_call, require_finite_output, scalar_output
+from ._validate import (
+    as_tensor, largest, require_dtype, require_memory, require_positive, require_positive_int,
+    require_shape,
+)
 from .device import resolve_device
 
 
@@ -82,6 +85,9 @@ def two_unit_derivatives(
     d = require_positive_int("d", d, minimum=2)
     require_dtype(dtype)
     x, dev = prepare_call(f, x, dtype, None if device is None else resolve_device(device))
+    require_memory("p", 4.0 * p * p, dtype=dtype, device=dev, what="the Hessian (2p x 2p)")
+    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=dev,
+                   what="the weights (p x d)")
     rest = torch.zeros(p, d - 2, dtype=dtype, device=dev)
 
     def weights(w: torch.Tensor) -> torch.Tensor:
@@ -96,10 +102,12 @@ def two_unit_derivatives(
     out = restricted(w)
     grad = torch.autograd.grad(out, w, allow_unused=True)[0] if out.requires_grad else None
     grad = torch.zeros_like(w0) if grad is None else grad
+    require_finite_output(grad, "the gradient of f(W, x) at W = 0")
     try:
         H = torch.autograd.functional.hessian(restricted, w0, vectorize=True)
     except RuntimeError:  # modules that vmap cannot trace fall back to one backward pass per row
         H = torch.autograd.functional.hessian(restricted, w0)
+    require_finite_output(H, "the Hessian of f(W, x) at W = 0")
     return f0, grad.detach(), H.detach()
 
 
@@ -113,19 +121,31 @@ def quadratic_expansion(
     device: torch.device | str | None = None,
     atol: float | None = None,
 ) -> QuadraticExpansion:
-    """General second-order form (f0, g, A, B) of a permutation-symmetric module (Chapter 1).
+    r"""General second-order form :math:`(f_0, g, A, B)` of a permutation-symmetric module
+    (Chapter 1).
 
-    Implements A = (P - Q)/2 and B = Q/2 with P = H_11 and Q = H_12 the per-unit and cross-unit
-    Hessian blocks at W = 0, and g = grad_{w_1} f(0). Raises ``ValueError`` when the blocks show that
-    ``f`` is not symmetric under swapping two units (H_11 != H_22 or g_1 != g_2).
+    .. math:: f(W, x) = f_0 + g^\top m + m^\top B m + \mathrm{Tr}[MA] + O(|W|^3),
+              \qquad A = (P - Q)/2,\quad B = Q/2,
+
+    with :math:`P = H_{11}` and :math:`Q = H_{12}` the per-unit and cross-unit Hessian blocks at
+    W = 0, :math:`g = \nabla_{w_1} f(0, x)` and :math:`m = W\mathbf 1`.
 
     Args:
         f: the module, ``f(W, x)`` with ``W`` of shape (p, d) (units are columns), scalar output.
         x: the input, passed through unchanged except that floating tensors are cast to ``dtype``.
         p: number of parameters per unit.
         d: number of units to evaluate ``f`` with (matters when f depends on d, e.g. softmax gates).
-        dtype, device: where to compute; ``device=None`` uses the device of ``x`` (else the CPU).
+        dtype: float64 (default) or float32.
+        device: where to compute; None uses the device of ``x`` (else the CPU).
         atol: tolerance for "zero" (default 1000 machine epsilons of ``dtype``, relative to scale).
+
+    Returns:
+        :class:`QuadraticExpansion` (f0, g, A, B, atol; ``zgz`` says whether g and B vanish).
+
+    Raises:
+        ValueError: when the Hessian blocks show that ``f`` is not symmetric under swapping two
+            units (:math:`H_{11} \ne H_{22}` or :math:`g_1 \ne g_2`), when f or its derivatives are
+            not finite at W = 0, or on a bad argument (naming it).
     """
     f0, grad, H = two_unit_derivatives(f, x, p, d, dtype=dtype, device=device)
     if atol is not None:
@@ -194,7 +214,25 @@ def structure_matrices(
     dtype: torch.dtype = torch.float64,
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
-    """Stack A(x_mu) over a sequence of inputs: returns a tensor of shape (n, p, p)."""
+    r"""The structure matrices :math:`A_\mu = A(x_\mu)` of n inputs, stacked (Chapter 1).
+
+    :func:`structure_matrix` on each input in turn.
+
+    Args:
+        f: the module ``f(W, x)`` (see :func:`structure_matrix`).
+        xs: a sequence of n inputs (a tensor whose first axis is n, or a list of inputs).
+        p: number of parameters per unit.
+        d: number of units ``f`` is evaluated with (default 2).
+        dtype: float64 (default) or float32.
+        device: where to compute; None means the device of the inputs (else the CPU).
+
+    Returns:
+        A tensor of shape (n, p, p).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it; a bad input names ``xs`` and its
+            index), or if f violates ZGZ (see :func:`structure_matrix`).
+    """
     if isinstance(xs, (str, bytes)) or not hasattr(xs, "__len__") or len(xs) == 0:
         raise ValueError(f"argument `xs`: expected a non-empty sequence of inputs, got "
                          f"{type(xs).__name__}")
@@ -212,7 +250,22 @@ def structure_matrices(
 
 
 def nqf_value(M: torch.Tensor, A: torch.Tensor, f0: float | torch.Tensor = 0.0) -> torch.Tensor:
-    """f0 + Tr[M A] for one A of shape (p, p) or a batch of shape (n, p, p) (returns (n,))."""
+    r"""The quadratic form :math:`f_0 + \mathrm{Tr}[MA]` (Theorem 1, Chapter 1).
+
+    Exactly the trace :math:`\sum_{pq} M_{pq} A_{qp}`, also for matrices that are not
+    symmetric.
+
+    Args:
+        M: the order parameter :math:`M = WW^\top`, shape (p, p).
+        A: one structure matrix (p, p) or a stack (n, p, p).
+        f0: the offset :math:`f(0, x)`, a number or a tensor that broadcasts with the result.
+
+    Returns:
+        A 0-d tensor for one A, shape (n,) for a stack, in the dtype of ``M``.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
+    """
     M = as_tensor("M", M, ndim=2)
     A = as_tensor("A", A, dtype=M.dtype, device=M.device)
     if A.ndim not in (2, 3) or A.shape[-2:] != M.shape:

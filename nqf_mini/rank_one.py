@@ -15,16 +15,20 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validate import require_positive, require_positive_int
+from ._validate import (
+    largest, require_memory, require_positive, require_positive_int, require_steps,
+)
 
 
 @dataclass(frozen=True)
 class RankOneCurve:
-    """What :func:`rank_one_curve` returns (Chapter 6).
+    r"""What :func:`rank_one_curve` returns (Chapter 6).
 
     Attributes:
-        t: times (T,); loss: E(t) = (1/2) |S w - b|^2 (T,); fraction: learnt fractions s_k w_k / b_k,
-        (T, K); tau: the preconditioned time tau(t) = int |w| dt (T,).
+        t: times (T,).
+        loss: :math:`E(t) = \tfrac12 \|Sw - b\|^2` (T,).
+        fraction: learnt fractions :math:`s_k w_k / b_k`, (T, K).
+        tau: the preconditioned time :math:`\tau(t) = \int \|w\|\,dt` (T,).
     """
 
     t: np.ndarray
@@ -35,24 +39,40 @@ class RankOneCurve:
 
 def rank_one_curve(K: int, theta: float, beta: float, *, w0_norm: float = 1e-4, n_steps: int = 1500,
                    tau_max: float | None = None) -> RankOneCurve:
-    """Balanced rank-one dynamics of the scalar-output two-layer linear network (Chapter 6).
+    r"""Balanced rank-one dynamics of the scalar-output two-layer linear network (our
+    reconstruction, Chapter 6).
 
-    For F = x^T U v on Fourier inputs (s_k = k^-theta, target b_k = k^-beta) the loss is
-    (1/2) |S w - b|^2 with w = U v. A small initialisation escapes along c = S b and stays (nearly)
-    rank one and balanced, U = u q^T, v = |u| q; then w obeys
+    For :math:`F = x^\top U v` on Fourier inputs (:math:`s_k = k^{-\theta}`, target
+    :math:`b_k = k^{-\beta}`) the loss is :math:`\tfrac12|Sw - b|^2` with w = U v. A small
+    initialisation escapes along c = S b and stays (nearly) rank one and balanced; then w obeys
 
-        dw/dt = -(|w| I + w w^T / |w|) (S^2 w - c),
+    .. math:: \dot w = -(|w| I + ww^\top/|w|)(S^2 w - c),
 
-    preconditioned regression whose speed |w| grows as modes are learnt. Integrated in
-    tau = int |w| dt (where it reads dw/dtau = -(I + q q^T)(S^2 w - c), q = w / |w|) by implicit Euler
-    on a log-spaced tau grid from 1e-4 to tau_max (default 10 K^(2 theta)), with
-    t = int dtau / |w| by the trapezoidal rule. Each step is O(K) (Sherman-Morrison), so K = 4096 costs
-    well under a second.
+    preconditioned regression whose speed :math:`|w|` grows as modes are learnt. Integrated in
+    :math:`\tau = \int |w|\,dt` by implicit Euler on a log-spaced grid from 1e-4 to ``tau_max``
+    (default :math:`10 K^{2\theta}`), with :math:`t = \int d\tau/|w|` by the trapezoidal rule.
+    Each step is O(K) (Sherman-Morrison).
+
+    Args:
+        K: the number of modes.
+        theta: exponent of the input scales, > 0.
+        beta: exponent of the target coefficients, > 0.
+        w0_norm: :math:`|w(0)|`, > 0.
+        n_steps: steps of the tau grid (10 to 10**7).
+        tau_max: the end of the tau grid (None: 10 K^(2 theta)).
+
+    Returns:
+        :class:`RankOneCurve` (t, loss, fraction (T, K), tau).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     K = require_positive_int("K", K)
     theta, beta = require_positive("theta", theta), require_positive("beta", beta)
     w0_norm = require_positive("w0_norm", w0_norm)
-    n_steps = require_positive_int("n_steps", n_steps, minimum=10)
+    n_steps = require_steps("n_steps", n_steps, minimum=10)
+    require_memory(largest(K=K, n_steps=n_steps), float(K) * n_steps,
+                   what="the recorded fractions (n_steps x K)")
     tau_max = 10.0 * K ** (2 * theta) if tau_max is None else require_positive("tau_max", tau_max)
     k = torch.arange(1, K + 1, dtype=torch.float64)
     s, b = k ** -theta, k ** -beta

@@ -20,7 +20,9 @@ import numpy as np
 import torch
 
 from ._modules import Module, evaluate, prepare_call
-from ._validate import as_tensor, require_positive, require_positive_int, require_shape, to_numpy
+from ._validate import (
+    as_tensor, require_bool, require_positive, require_positive_int, require_shape, to_numpy,
+)
 from .agreement import relative_gap
 from .networks import two_layer_output
 from .quadratic_form import QuadraticExpansion, quadratic_expansion
@@ -70,12 +72,17 @@ def remainder_curve(
     """
     W = as_tensor("W", W, ndim=2, dtype=torch.float64)
     s = _positive_scales(scales)
+    drop_linear = require_bool("drop_linear", drop_linear)
     xs, _ = prepare_call(f, x, torch.float64, W.device)
     if expansion is None:
         expansion = quadratic_expansion(f, xs, W.shape[0], require_positive_int("d", d, minimum=2),
                                         device=W.device)
+    elif not isinstance(expansion, QuadraticExpansion):
+        raise TypeError(f"argument `expansion`: expected a QuadraticExpansion (from "
+                        f"nqf_mini.quadratic_expansion or arch.expansion), got "
+                        f"{type(expansion).__name__}")
     exp = expansion
-    require_shape("W", W, (exp.A.shape[0], None))
+    require_shape("W", W, (exp.A.shape[0], None), like="expansion")
     rem, sig = [], []
     with torch.no_grad():
         for si in s:
@@ -90,7 +97,29 @@ def remainder_order(
     expansion: QuadraticExpansion | None = None, *, drop_linear: bool = False,
     d: int = 2, exact_tol: float = 1e-12,
 ) -> RemainderFit:
-    """Fit the log-log slope of R(s) (see :func:`remainder_curve`); Theorem 1 predicts >= 3."""
+    r"""The order of Theorem 1's remainder: the log-log slope of :math:`R(s)` (Chapter 1).
+
+    :math:`R(s) = |f(sW, x) - f_0 - s\,g^\top m - s^2 (m^\top B m + \mathrm{Tr}[MA])|`
+    on a grid of scales s (:func:`remainder_curve`); Theorem 1 promises a slope >= 3 (4 for
+    tanh, 2 for ReLU, where the theorem does not apply).
+
+    Args:
+        f: the module ``f(W, x)``.
+        x: the input.
+        W: a fixed weight matrix (p, d), scaled by s.
+        scales: at least two positive scales s (default: 9 from 1e-3 to 3e-2).
+        expansion: the general form (f0, g, A, B) to compare with (default: by autograd).
+        drop_linear: leave the linear term g.m out of the prediction.
+        d: number of units for the autograd expansion (>= 2).
+        exact_tol: relative remainder below which the model counts as exactly quadratic.
+
+    Returns:
+        :class:`RemainderFit` (scales, remainder, relative, slope, exact; ``order`` rounds the
+        slope).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
+    """
     rem, sig = remainder_curve(f, x, W, scales, expansion, drop_linear=drop_linear, d=d)
     s = _positive_scales(scales)
     exact_tol = require_positive("exact_tol", exact_tol)
@@ -113,25 +142,32 @@ def _two_layer_pair(U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
 
 
 def trajectory_remainder(U_traj: Any, V_traj: Any, X: Any, activation: str = "tanh") -> np.ndarray:
-    """rms_x |F(W_t) - F_NQF(W_t)| / rms_x |F(W_t)| at each recorded weight W_t (Chapter 7).
+    r""":math:`\mathrm{rms}_x|F(W_t) - F_{NQF}(W_t)| / \mathrm{rms}_x|F(W_t)|` at each recorded
+    :math:`W_t` (Chapter 7).
 
-    Both the network F = phi(X U) V and its quadratic form F_NQF = phi'(0) X U V are evaluated at the
-    SAME weights, those of the network's own trajectory (``TwoLayerRun.U_traj``, ``V_traj``), so this
-    is Theorem 1's remainder R = F - F_NQF, measured where training actually goes, relative to the
-    size of the function.
+    Both the network :math:`F = \phi(XU)V` and its quadratic form :math:`F_{NQF} = \phi'(0)XUV`
+    are evaluated at the SAME weights, those of the network's own trajectory
+    (``TwoLayerRun.U_traj``, ``V_traj``), so this is Theorem 1's remainder measured where training
+    actually goes, relative to the size of the function.
 
     Args:
-        U_traj: input weights (T, p, d); V_traj: output weights (T, d, K); X: inputs (n, p).
+        U_traj: input weights (T, p, d).
+        V_traj: output weights (T, d, K).
+        X: inputs (n, p).
         activation: the network's activation (phi(0) = 0).
 
     Returns:
         The relative remainder at each of the T recorded steps (NumPy, (T,)).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     U_traj = as_tensor("U_traj", U_traj, ndim=3)
     V_traj = as_tensor("V_traj", V_traj, ndim=3, dtype=U_traj.dtype, device=U_traj.device)
-    require_shape("V_traj", V_traj, (U_traj.shape[0], U_traj.shape[2], None))
+    require_shape("V_traj", V_traj, (U_traj.shape[0], U_traj.shape[2], None), like="U_traj")
     X = as_tensor("X", X, ndim=2, dtype=U_traj.dtype, device=U_traj.device)
-    require_shape("X", X, (None, U_traj.shape[1]))
+    require_shape("X", X, (None, U_traj.shape[1]), like="U_traj")
+    _two_layer_pair(U_traj[0], V_traj[0], X, activation)            # checks `activation`
     with torch.no_grad():
         F, Q = zip(*(_two_layer_pair(U, V, X, activation) for U, V in zip(U_traj, V_traj)))
     return relative_gap(torch.stack(Q), torch.stack(F))            # rms |F - Q| / rms |F| per step
@@ -158,32 +194,43 @@ class ScaledRemainder:
 
 def scaled_remainder(U: Any, V: Any, X: Any, scales: Sequence[float],
                      activation: str = "tanh") -> ScaledRemainder:
-    """Scale both layers by lambda and fit how the remainder F - F_NQF shrinks (Chapter 7).
+    r"""Scale both layers by :math:`\lambda` and fit how the remainder :math:`F - F_{NQF}` shrinks
+    (Chapter 7).
 
-    F(lambda W) = lambda^2 phi'(0) x^T U V + lambda^3 (phi''(0)/2) sum_i v_i (u_i.x)^2 + O(lambda^4):
-    the absolute remainder is O(lambda^3), or O(lambda^4) when phi''(0) = 0 (tanh); divided by
-    |F| ~ lambda^2 the relative remainder is O(lambda) or O(lambda^2).
+    :math:`F(\lambda W) = \lambda^2\phi'(0)x^\top UV + \lambda^3(\phi''(0)/2)\sum_i v_i(u_i\cdot
+    x)^2 + O(\lambda^4)`: the absolute remainder is :math:`O(\lambda^3)`, or :math:`O(\lambda^4)`
+    when :math:`\phi''(0) = 0` (tanh); divided by :math:`|F| \sim \lambda^2` the relative remainder
+    is :math:`O(\lambda)` or :math:`O(\lambda^2)`.
 
     Args:
-        U: input weights (p, d); V: output weights (d, K) or (d,); X: inputs (n, p).
-        scales: at least two positive values of lambda (small enough for the Taylor regime).
+        U: input weights (p, d).
+        V: output weights (d, K) or (d,).
+        X: inputs (n, p).
+        scales: at least two positive values of :math:`\lambda` (small enough for the Taylor
+            regime).
         activation: a name with phi(0) = 0.
+
+    Returns:
+        :class:`ScaledRemainder` (scales, remainder, relative, slope, relative_slope).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     U = as_tensor("U", U, ndim=2, dtype=torch.float64)
     V = as_tensor("V", V, dtype=torch.float64, device=U.device)
     X = as_tensor("X", X, ndim=2, dtype=torch.float64, device=U.device)
     V = V[:, None] if V.ndim == 1 else V
-    require_shape("V", V, (U.shape[1], None))
-    require_shape("X", X, (None, U.shape[0]))
+    require_shape("V", V, (U.shape[1], None), like="U")
+    require_shape("X", X, (None, U.shape[0]), like="U")
     s = _positive_scales(scales)
-    rem, rel = [], []
+    rems, rels = [], []
     with torch.no_grad():
         for lam in s:
             F, Q = _two_layer_pair(lam * U, lam * V, X, activation)
             r = (F - Q).square().mean().sqrt().item()
-            rem.append(r)
-            rel.append(r / max(F.square().mean().sqrt().item(), 1e-300))
-    rem, rel = np.array(rem), np.array(rel)
+            rems.append(r)
+            rels.append(r / max(F.square().mean().sqrt().item(), 1e-300))
+    rem, rel = np.array(rems), np.array(rels)
     if np.any(rem <= 0):
         raise ValueError("the remainder vanishes at some scales (round-off); choose larger scales")
     slope = float(np.polyfit(np.log(s), np.log(rem), 1)[0])

@@ -25,9 +25,12 @@ import torch
 
 from ._ode import integrate
 from ._validate import (
-    as_tensor, require_dtype, require_positive, require_positive_int, require_real, require_shape, require_symmetric, require_symmetric_stack, require_time_grid,
+    as_tensor, require_dtype, require_memory, require_positive, require_positive_int,
+    require_real, require_shape, require_symmetric, require_symmetric_stack, require_time_grid,
+    round_off_rtol,
 )
 from .device import resolve_device
+from .lotka_volterra import require_substeps
 from .seeds import generator
 
 _STEP_FRACTION = 0.02   # single-sample RK4 step: this fraction of the local time scale 1 / F'(s)
@@ -39,14 +42,16 @@ def _isotropy_map(A: torch.Tensor) -> torch.Tensor:
     return flat.T @ flat / A.shape[0]
 
 
-def isotropy_constant(A: Any, rtol: float = 1e-8) -> float:
+def isotropy_constant(A: Any, rtol: float | None = None) -> float:
     """kappa with (1/n) sum_mu A_mu Tr[A_mu M] = kappa M for all symmetric M (Chapter 4).
 
     On symmetric matrices the map must equal kappa times the symmetriser (I + swap) / 2.
 
     Args:
         A: structure matrices, symmetric, shape (n, p, p).
-        rtol: accepted relative deviation ||T - kappa Sym||_F / ||kappa Sym||_F.
+        rtol: accepted relative deviation ||T - kappa Sym||_F / ||kappa Sym||_F (default: the
+            round-off of the precision A comes in, 1e-8 for float64, 1e-4 for float32, 1e-2
+            for float16).
 
     Returns:
         kappa (a float).
@@ -54,10 +59,13 @@ def isotropy_constant(A: Any, rtol: float = 1e-8) -> float:
     Raises:
         ValueError: if the data are not isotropic (the message gives the measured deviation).
     """
+    default_rtol = round_off_rtol(A)
     A = as_tensor("A", A, ndim=3)
     require_symmetric_stack("A", A)
-    rtol = require_positive("rtol", rtol)
+    rtol = require_positive("rtol", default_rtol if rtol is None else rtol)
     p = A.shape[1]
+    require_memory("A", float(p) ** 4, dtype=A.dtype, device=A.device,
+                   what="the isotropy map (p^2 x p^2)")
     T = _isotropy_map(A)
     eye = torch.eye(p * p, dtype=A.dtype, device=A.device)
     swap = eye.reshape(p, p, p, p).transpose(0, 1).reshape(p * p, p * p)
@@ -95,6 +103,10 @@ def isotropic_dataset(
     p = require_positive_int("p", p, minimum=2)
     gen = generator(seed)
     require_dtype(dtype)
+    dev = resolve_device(device)
+    n_sym = p * (p + 1) / 2
+    require_memory("p", n_sym * p * p + n_sym * n_sym, what="the data set (n x p x p) and its "
+                   "rotation (n x n), n = p (p + 1) / 2")
     rows, cols = torch.triu_indices(p, p)
     n = rows.numel()
     basis = torch.zeros(n, p, p, dtype=torch.float64)
@@ -106,7 +118,6 @@ def isotropic_dataset(
     O, _ = torch.linalg.qr(torch.randn(n, n, generator=gen, dtype=torch.float64))
     A = torch.einsum("mn,npq->mpq", O, basis)
     y = torch.randn(n, generator=gen, dtype=torch.float64)
-    dev = resolve_device(device)
     return A.to(device=dev, dtype=dtype), y.to(device=dev, dtype=dtype)
 
 
@@ -136,8 +147,9 @@ def riccati_closed_form(B: Any, kappa: float, W0: Any, t: Any) -> torch.Tensor:
 
         M = U D Q2 Q2^T D U^T,    D = diag(e^{2 lam t} / sqrt(4 kappa k)),
 
-    which stays accurate at long times (M -> P+ B P+ / kappa) while 2 lam_max t < ~700 (rows in
-    descending lam, so that Householder QR copes with their grading).
+    which stays accurate at long times (M -> P+ B P+ / kappa) while 2 lam_max t stays below the
+    log of the dtype's largest number (~709 in float64, ~88 in float32; rows in descending lam,
+    so that Householder QR copes with their grading).
 
     Args:
         B: (1/n) sum_mu y_mu A_mu, symmetric, shape (p, p).
@@ -150,14 +162,17 @@ def riccati_closed_form(B: Any, kappa: float, W0: Any, t: Any) -> torch.Tensor:
 
     Raises:
         ValueError: on a non-symmetric B, kappa <= 0, a W0 with the wrong number of rows, t < 0,
-            or times so long that the closed form overflows (2 lam_max t > ~700).
+            or times so long that the closed form overflows (2 lam_max t above ~709 in
+            float64, ~88 in float32; the message quotes the limit of the dtype in use).
     """
     B = as_tensor("B", B, ndim=2)
     require_symmetric("B", B)
     p = B.shape[0]
     kappa = require_positive("kappa", kappa)
+    if B.shape[0] != B.shape[1]:
+        raise ValueError(f"argument `B`: expected a square matrix, got shape {tuple(B.shape)}")
     W0 = as_tensor("W0", W0, ndim=2, dtype=B.dtype, device=B.device)
-    require_shape("W0", W0, (p, None))
+    require_shape("W0", W0, (p, None), like="B")
     t_in = as_tensor("t", t, dtype=B.dtype, device=B.device)
     if t_in.ndim > 1:
         raise ValueError(f"argument `t`: expected a scalar or a 1-D tensor of times, got shape "
@@ -179,10 +194,12 @@ def riccati_closed_form(B: Any, kappa: float, W0: Any, t: Any) -> torch.Tensor:
     M = U @ (Z @ Z.transpose(1, 2)) @ U.T                           # (T, p, p)
     M = torch.where(pos[:, None, None], M, W0 @ W0.T)
     if not torch.isfinite(M).all():
-        limit = 350.0 / max(lam.abs().max().item(), 1e-300)
-        raise ValueError(f"argument `t`: the closed form overflows for 2 lambda_max t > ~700 "
-                         f"(here t > ~{limit:.3g}); by then M has converged to P+ B P+ / kappa, "
-                         "so evaluate at smaller t")
+        log_max = math.log(torch.finfo(B.dtype).max)                  # 709.8, 88.7 (float32)
+        limit = log_max / 2 / max(lam.abs().max().item(), 1e-300)
+        raise ValueError(f"argument `t`: the closed form overflows in {B.dtype} for "
+                         f"2 lambda_max t > ~{log_max:.0f} (here t > ~{limit:.3g}); by then M "
+                         "has converged to P+ B P+ / kappa, so evaluate at smaller t (or pass "
+                         "float64 tensors)")
     return M[0] if t_in.ndim == 0 else M
 
 
@@ -205,9 +222,9 @@ def single_sample_solution(
     Returns:
         z at the times t, shape (T, K).
     """
-    a = as_tensor("a", a, ndim=1)
-    z0 = as_tensor("z0", z0, ndim=1, dtype=a.dtype, device=a.device)
-    require_shape("z0", z0, (a.shape[0],))
+    a = as_tensor("a", a, ndim=1).detach()
+    z0 = as_tensor("z0", z0, ndim=1, dtype=a.dtype, device=a.device).detach()
+    require_shape("z0", z0, (a.shape[0],), like="a")
     if (z0 < 0).any():
         raise ValueError(f"argument `z0`: expected strengths >= 0, got minimum {z0.min().item():.3g}")
     t = require_time_grid("t", t, dtype=a.dtype, device=a.device)
@@ -222,6 +239,8 @@ def single_sample_solution(
 
     floor = 4.0 * abs(y) * float(np.abs(an).max()) + 1e-12
     fixed = None if max_step is None else require_positive("max_step", max_step)
+    if fixed is not None:
+        require_substeps("max_step", t[-1].item(), fixed)
 
     def step(state: tuple[float]) -> float:                                # 2% of the local scale
         return fixed if fixed is not None else _STEP_FRACTION / max(rate(state[0]), floor)

@@ -34,9 +34,24 @@ def seed_shift() -> int:
 
 
 def generator(seed: int, *, name: str = "seed") -> torch.Generator:
-    """A CPU ``torch.Generator`` seeded with ``seed + NQF_SEED``.
+    """A CPU ``torch.Generator`` seeded with ``seed + NQF_SEED``: every seeded draw of the
+    course (all chapters).
 
     Draws are made on the CPU and moved to the device afterwards, so every device sees the same
-    numbers. ``name`` is the argument named in the error when ``seed`` is not an integer.
+    numbers; ``NQF_SEED`` shifts every seed at once (the module docstring).
+
+    Args:
+        seed: any integer.
+        name: the argument named in the error when ``seed`` is not an integer.
+
+    Returns:
+        A ``torch.Generator`` on the CPU.
+
+    Raises:
+        TypeError: if ``seed`` is not an integer.
+        ValueError: if ``NQF_SEED`` is set to something that is not an integer.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"argument `name`: expected the name of the seed argument (a string), "
+                        f"got {type(name).__name__}")
     return torch.Generator().manual_seed(require_seed(name, seed) + seed_shift())

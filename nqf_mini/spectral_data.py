@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from ._validate import (
-    describe, require_fraction, require_positive, require_positive_int,
+    describe, largest, require_fraction, require_memory, require_positive, require_positive_int,
 )
 from .device import resolve_device
 from .seeds import generator
@@ -53,6 +53,7 @@ def fourier_basis(K: int, N: int, device: torch.device | str | None = None) -> t
     long as the highest frequency m = ceil(K/2) stays below the Nyquist frequency N/2, i.e. N > 2 ceil(K/2).
     """
     K, N = require_positive_int("K", K), require_positive_int("N", N)
+    require_memory(largest(K=K, N=N), 4.0 * N * K, what="the Fourier features (N x K)")
     m_max = (K + 1) // 2
     if not N > 2 * m_max:
         raise ValueError(f"argument `N`: expected N > 2 ceil(K/2) = {2 * m_max} grid points (above "
@@ -67,10 +68,25 @@ def fourier_basis(K: int, N: int, device: torch.device | str | None = None) -> t
 
 def fourier_features(K: int, N: int, theta: float, beta: float,
                      device: torch.device | str | None = None) -> FourierData:
-    """Fourier inputs with s_k = k^-theta and targets with b_k = k^-beta (Chapter 6, the seed's Fig. 5).
+    r"""Fourier inputs with :math:`s_k = k^{-\theta}` and targets with :math:`b_k = k^{-\beta}`
+    (Chapter 6, the seed's Fig. 5).
 
-    The input covariance is (1/N) X^T X = diag(s_k^2) and the input-target correlation of the scalar
-    target is (1/N) X^T y = s * b (elementwise), both diagonal in the mode index.
+    The input covariance is :math:`X^\top X/N = \mathrm{diag}(s_k^2)` and the input-target
+    correlation of the scalar target is :math:`X^\top y/N = s \odot b`, both diagonal in the mode
+    index.
+
+    Args:
+        K: the number of modes.
+        N: the number of grid points, N > 2 ceil(K/2).
+        theta: exponent of the input scales, > 0.
+        beta: exponent of the target coefficients, > 0.
+        device: where to put the data (None: :func:`nqf_mini.default_device`).
+
+    Returns:
+        :class:`FourierData` (angles, basis, s, b, X, y, Y).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     theta, beta = require_positive("theta", theta), require_positive("beta", beta)
     dev = resolve_device(device)
@@ -82,12 +98,24 @@ def fourier_features(K: int, N: int, theta: float, beta: float,
 
 
 def fourier_modes(data: FourierData, d: int, sigma: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """(zeta_k, u_k(0)) of the one-output-per-mode network on ``data`` (Chapter 6, our estimate).
+    r""":math:`(\zeta_k, u_k(0))` of the one-output-per-mode network on ``data`` (Chapter 6, our
+    estimate).
 
-    Mode k of F = V^T phi(U^T x) with targets Y_k = b_k phi_k grows at zeta_k = 2 s_k b_k (its
-    balanced dynamics p_k' = 2 |p_k| (s_k b_k - s_k^2 p_k), capacity b_k / s_k), and from i.i.d.
-    N(0, sigma^2) weights over d units its growing direction starts at
-    u_k(0) ~ (d sigma^2 / 2) s_k / b_k of that capacity. Both have shape (K,).
+    Mode k of :math:`F = V^\top\phi(U^\top x)` with targets :math:`Y_k = b_k\phi_k` grows at
+    :math:`\zeta_k = 2 s_k b_k` (capacity :math:`b_k/s_k`), and from i.i.d. N(0, sigma^2) weights
+    over d units its growing direction starts at :math:`u_k(0) \approx (d\sigma^2/2)\,s_k/b_k` of
+    that capacity.
+
+    Args:
+        data: from :func:`fourier_features`.
+        d: the number of hidden units.
+        sigma: the standard deviation of the initial weights, > 0.
+
+    Returns:
+        (zeta, u0), each of shape (K,).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     if not isinstance(data, FourierData):
         raise TypeError(f"argument `data`: expected FourierData, got {describe(data)}")
@@ -114,16 +142,36 @@ class OrthonormalSamples:
 
 def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = None, seed: int = 0,
                         device: torch.device | str | None = None) -> OrthonormalSamples:
-    """n samples with orthonormal directions, y_mu = mu^-gamma1, s_mu^2 = mu^(gamma1 - gamma2) (Ch. 6).
+    r"""n samples with orthonormal directions, :math:`y_\mu = \mu^{-\gamma_1}`,
+    :math:`s_\mu^2 = \mu^{\gamma_1 - \gamma_2}` (Chapter 6).
 
-    The directions are the rows of a random orthogonal (p x p, p >= n) matrix from a seeded QR on the
-    CPU. For f = |W^T x|^2 each sample is one logistic mode with capacity z*_mu = y_mu / s_mu^2,
-    growth rate zeta_mu = 4 y_mu s_mu^2 / n = (4/n) mu^-gamma2 and loss V_mu = y_mu^2 / 2n.
+    The directions are the rows of a random orthogonal (p x p, p >= n) matrix from a seeded QR on
+    the CPU. For :math:`f = |W^\top x|^2` each sample is one logistic mode with capacity
+    :math:`z_\mu^\ast = y_\mu/s_\mu^2`, growth rate
+    :math:`\zeta_\mu = 4y_\mu s_\mu^2/n = (4/n)\mu^{-\gamma_2}` and loss
+    :math:`V_\mu = y_\mu^2/2n`.
+
+    Args:
+        n: the number of samples.
+        gamma1: exponent of the targets, > 0.
+        gamma2: exponent of the growth rates, > 0.
+        p: the input dimension, >= n (default n).
+        seed: seed of :func:`nqf_mini.generator`.
+        device: where to put the data (None: :func:`nqf_mini.default_device`).
+
+    Returns:
+        :class:`OrthonormalSamples` (X, y, s, O).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     n = require_positive_int("n", n)
+    require_memory("n", 3.0 * n * n, what="n orthonormal directions (n x n at least)")
     p = n if p is None else require_positive_int("p", p)
     if p < n:
         raise ValueError(f"argument `p`: expected p >= n = {n} (n orthonormal directions in R^p), got {p}")
+    require_memory("p" if p > n else "n", 3.0 * p * p, what="a random orthogonal p x p matrix")
+    dev = resolve_device(device)
     gen = generator(seed)
     Q, R = torch.linalg.qr(torch.randn(p, p, generator=gen, dtype=torch.float64))
     Q = Q * torch.sign(torch.diagonal(R))                                 # a unique, Haar-like Q
@@ -132,25 +180,38 @@ def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = No
     y = mu ** -gamma1
     s = mu ** ((gamma1 - require_positive("gamma2", gamma2)) / 2.0)
     O = Q[:n]
-    dev = resolve_device(device)
     return OrthonormalSamples(X=(s[:, None] * O).to(dev), y=y.to(dev), s=s.to(dev), O=O.to(dev))
 
 
 def proportional_init(samples: OrthonormalSamples, eps: float, d: int, seed: int = 0) -> torch.Tensor:
-    """Weights W0 (p, d) with z_mu(0) = o_mu^T W0 W0^T o_mu = eps z*_mu exactly (Chapter 6).
+    r"""Weights W0 (p, d) with :math:`z_\mu(0) = o_\mu^\top W_0W_0^\top o_\mu = \varepsilon
+    z_\mu^\ast` exactly (Chapter 6).
 
-    z*_mu = y_mu / s_mu^2 is the capacity of sample mu for f = |W^T x|^2. Built as
-    W0 = O^T diag(sqrt(eps z* / d)) G with random signs G (n, d), so the units are not all equal
-    and every sample starts at the same learnt fraction u_mu0 = eps ("initialisation proportional
-    to capacity"). An i.i.d. initialisation instead gives every sample the same z_mu(0), so the
-    later samples, whose capacities are smaller, start closer to their targets.
+    :math:`z_\mu^\ast = y_\mu/s_\mu^2` is the capacity of sample :math:`\mu` for
+    :math:`f = |W^\top x|^2`. Built as :math:`W_0 = O^\top\mathrm{diag}(\sqrt{\varepsilon
+    z^\ast/d})\,G` with random signs G (n, d), so the units are not all equal and every sample
+    starts at the same learnt fraction :math:`u_\mu(0) = \varepsilon` ("initialisation
+    proportional to capacity").
+
+    Args:
+        samples: from :func:`orthonormal_samples`.
+        eps: the initial learnt fraction, in (0, 1).
+        d: the number of units.
+        seed: seed of the random signs.
+
+    Returns:
+        W0 of shape (p, d).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     if not isinstance(samples, OrthonormalSamples):
         raise TypeError(f"argument `samples`: expected OrthonormalSamples, got {describe(samples)}")
     eps = require_fraction("eps", eps)
     d = require_positive_int("d", d)
-    gen = generator(seed)
     n = samples.y.shape[0]
+    require_memory("d", float(samples.O.shape[1] + n) * d, what="W0 (p x d)")
+    gen = generator(seed)
     G = (torch.randint(0, 2, (n, d), generator=gen).to(torch.float64) * 2.0 - 1.0)
     zstar = (samples.y / samples.s ** 2).cpu()
     W0 = samples.O.cpu().T @ (torch.sqrt(eps * zstar / d)[:, None] * G)

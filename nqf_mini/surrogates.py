@@ -12,32 +12,25 @@ stream) with the same optimiser, and any gap between the two runs is the remaind
 O(|W|^3) at work.
 
 The closed forms are evaluated once per sample (they do not depend on W):
-:meth:`NQFModule.batch` stacks them for a data set, after which one evaluation on n
-samples is a matrix product, f = f0 + <A_mu, M> (+ g_mu . mu + mu^T B_mu mu), for one
-run W (p, d) or R stacked runs (R, p, d). For the MLP, attention, query-key attention
-and the mixture of experts with an elementwise gate, the closed forms and the network
-itself are also written for all samples at once (:func:`network_module`; tested against
-the per-sample ``arch.f`` and ``arch.A``), so that a grid of runs costs a few vectorised
-operations per step; other architectures fall back to one call per sample.
+:meth:`NQFModule.batch` stacks them for a data set (the architecture's
+``batched_forms``), after which one evaluation on n samples is a matrix product,
+f = f0 + <A_mu, M> (+ g_mu . mu + mu^T B_mu mu), for one run W (p, d) or R stacked runs
+(R, p, d). The network on a data set is the architecture's ``predictor`` (vectorised for
+the MLP, attention, query-key attention and the mixture of experts with an elementwise
+gate, torch.func.vmap otherwise), so that a grid of runs costs a few vectorised
+operations per step. Nothing here branches on the type of the architecture.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 
-from . import _batched as bt
-from ._modules import leaves, prepare_call, sample
+from ._modules import leaves
 from ._validate import as_tensor, describe, require_shape, require_symmetric_stack
-from .architectures import (
-    GATES, MixtureOfExperts, MultiHeadAttention, QKAttention, TwoLayerMLP,
-)
-from .architectures._helpers import phi_derivatives
 from .architectures.base import Architecture
-from .module_training import batched
 
 
 @dataclass(frozen=True)
@@ -92,34 +85,25 @@ class NQFModule:
     def expansions(self, xs: Any, dtype: torch.dtype | None = None,
                    device: torch.device | None = None) -> Expansions:
         """The closed forms on the n samples of ``xs`` (a leading axis), stacked."""
-        n = _sample_count(xs)
-        fast = _closed_forms(self.arch, xs)
-        if fast is not None:
-            f0, g, A, B = (None if t is None else
-                           t.to(dtype=dtype or t.dtype, device=device) for t in fast)
-            return Expansions(f0=f0, g=g, A=A, B=B, n_units=self.arch.n_units)
-        first = self.arch.expansion(sample(xs, 0))
-        dtype = dtype or first.A.dtype
-        device = device or first.A.device
-        parts = [first] + [self.arch.expansion(sample(xs, i)) for i in range(1, n)]
-        cast = dict(dtype=dtype, device=device)
-        f0 = torch.stack([e.f0 for e in parts]).to(**cast)
-        g = torch.stack([e.g for e in parts]).to(**cast)
-        A = torch.stack([e.A for e in parts]).to(**cast)
-        B = torch.stack([e.B for e in parts]).to(**cast)
-        return Expansions(f0=f0, g=None if bool((g == 0).all()) else g, A=A,
-                          B=None if bool((B == 0).all()) else B,
+        forms = self.arch.batched_forms(xs)
+        dtype = dtype or forms.A.dtype
+
+        def cast(t: torch.Tensor) -> torch.Tensor:
+            return t.to(dtype=dtype, device=device)
+
+        return Expansions(f0=cast(forms.f0), g=None if forms.g is None else cast(forms.g),
+                          A=cast(forms.A), B=None if forms.B is None else cast(forms.B),
                           n_units=self.arch.n_units)
 
     def batch(self, xs: Any) -> Callable[[torch.Tensor], torch.Tensor]:
         """W -> f_NQF on every sample of ``xs``: (n,), or (R, n) when stacked."""
         leaf = next(t for t in leaves(xs) if isinstance(t, torch.Tensor))
-        return self.expansions(xs, leaf.dtype, leaf.device)
+        return self.expansions(xs, leaf.dtype if leaf.is_floating_point() else None,
+                               leaf.device)
 
     def __call__(self, W: torch.Tensor, x: Any) -> torch.Tensor:
-        W = as_tensor("W", W, ndim=2)
-        require_shape("W", W, (self.arch.p, None))
-        x, _ = prepare_call(self.arch.f, x, W.dtype, W.device)
+        W = self.arch.check_weights(W)
+        x = self.arch.check_input(x, dtype=W.dtype, device=W.device)
         return self.batch(_as_batch(x))(W)[0]
 
 
@@ -132,14 +116,6 @@ def _as_batch(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _as_batch(v) for k, v in x.items()}
     return x
-
-
-def _sample_count(xs: Any) -> int:
-    sizes = {t.shape[0] for t in leaves(xs) if isinstance(t, torch.Tensor) and t.ndim}
-    if len(sizes) != 1:
-        raise ValueError(f"argument `xs`: expected one leading sample dimension in "
-                         f"every tensor, got sizes {sorted(sizes)}")
-    return sizes.pop()
 
 
 def nqf_module(arch: Architecture) -> NQFModule:
@@ -175,100 +151,17 @@ def nqf_floor(A: Any, y: Any, f0: Any = 0.0) -> float:
     require_symmetric_stack("A", A)
     n, p = A.shape[0], A.shape[1]
     y = as_tensor("y", y, ndim=1, dtype=torch.float64, device=A.device)
-    require_shape("y", y, (n,))
+    require_shape("y", y, (n,), like="A")
     f0 = as_tensor("f0", f0, dtype=torch.float64, device=A.device)
     if f0.ndim == 0:
         f0 = f0.expand(n)
-    require_shape("f0", f0, (n,))
+    require_shape("f0", f0, (n,), like="A")
     rows, cols = torch.triu_indices(p, p, device=A.device)
     weight = torch.where(rows == cols, 1.0, 2.0).to(A)       # Tr[M A] over a <= b
-    F = (A[:, rows, cols] * weight).cpu()                         # (n, p(p+1)/2)
-    target = (y - f0).cpu()
+    F = (A[:, rows, cols] * weight).detach().cpu()                # (n, p(p+1)/2)
+    target = (y - f0).detach().cpu()
     coef = torch.linalg.lstsq(F, target[:, None], driver="gelsd").solution
     return 0.5 * float((F @ coef - target[:, None]).square().mean())
-
-
-# --- all samples at once: the closed forms and the networks of Chapter 2 -------------
-
-Forms = tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor | None]
-
-
-def _elementwise_gate(arch: Architecture) -> bool:
-    return isinstance(arch, MixtureOfExperts) and arch.gate != "softmax"
-
-
-def _closed_forms(arch: Architecture, xs: Any) -> Forms | None:
-    """(f0 (s,), g (s, p) or None, A (s, p, p), B (s, p, p) or None) for all samples at
-    once, or None for an architecture without a vectorised closed form (Chapter 2)."""
-    if isinstance(arch, TwoLayerMLP):
-        phi0, phi1, _ = phi_derivatives(arch.act, arch._b)
-        z = xs if arch.bias != "trainable" else torch.cat(
-            [xs, xs.new_ones(xs.shape[0], 1)], dim=1)
-        A = phi1 * bt.offdiag(z[:, :, None])                       # phi'(b) O(z)
-        g = None
-        if phi0 != 0.0:
-            g = xs.new_zeros(xs.shape[0], arch.p)
-            g[:, -1] = phi0                                        # phi(b) e_v
-        return xs.new_zeros(xs.shape[0]), g, A, None
-    if isinstance(arch, MultiHeadAttention):
-        _, X = xs
-        xbar = X.mean(dim=2)                                       # (s, n)
-        A = X.new_zeros(X.shape[0], arch.p, arch.p)
-        start = 2 * arch.h * arch.n_in                          # the (vec V, v) block
-        A[:, start:, start:] = bt.offdiag(bt.eye_kron(arch.h_v, xbar[:, :, None]))
-        return X.new_zeros(X.shape[0]), None, A, None
-    if isinstance(arch, QKAttention):
-        q, X, y = xs
-        c = torch.einsum("snN,sN->sn", X - X.mean(dim=2, keepdim=True), y) / X.shape[2]
-        Z = bt.eye_kron(arch.h, torch.einsum("sa,sb->sab", q, c)) / math.sqrt(arch.h)
-        return arch.n_heads * y.mean(dim=1), None, bt.offdiag(Z), None
-    if isinstance(arch, MixtureOfExperts) and arch.expert == "neuron":
-        n_in, value = arch.n_in, GATES[arch.gate].value(arch.n_experts)
-        A = xs.new_zeros(xs.shape[0], arch.p, arch.p)           # gamma(0) O(x) on (b, a)
-        A[:, n_in:, n_in:] = value * bt.offdiag(xs[:, :, None])
-        return xs.new_zeros(xs.shape[0]), None, A, None
-    if isinstance(arch, MixtureOfExperts):
-        gate, d = GATES[arch.gate], arch.n_experts
-        Oxx = bt.offdiag(torch.einsum("sa,sb->sab", xs, xs))      # O(x x^T)
-        g = None if gate.value(d) == 0.0 else torch.cat(
-            [torch.zeros_like(xs), gate.value(d) * xs], dim=1)
-        B = None if gate.b(d) == 0.0 else gate.b(d) * Oxx
-        return xs.new_zeros(xs.shape[0]), g, gate.a(d) * Oxx, B
-    return None
-
-
-def _network_outputs(arch: Architecture, W: torch.Tensor, xs: Any) -> torch.Tensor:
-    """arch.f on all samples (s,) for W (p, d), or (R, s) for stacked W (R, p, d), for
-    the architectures of :func:`_vectorised`."""
-    if isinstance(arch, TwoLayerMLP):
-        pre = xs @ W[..., :arch.n_in, :]                           # (..., s, d)
-        trainable = arch.bias == "trainable"
-        pre = pre + (W[..., arch.n_in, None, :] if trainable else arch._b)
-        return (arch.act(pre) * W[..., -1, None, :]).sum(-1)
-    if _elementwise_gate(arch):
-        gates = GATES[arch.gate].fn(xs @ W[..., :arch.n_in, :])     # (..., s, d)
-        if arch.expert == "neuron":                                # a_i tanh(b_i^T x)
-            hidden = torch.tanh(xs @ W[..., arch.n_in:2 * arch.n_in, :])
-            return (gates * hidden * W[..., -1, None, :]).sum(-1)
-        return (gates * (xs @ W[..., arch.n_in:, :])).sum(-1)
-    if isinstance(arch, (MultiHeadAttention, QKAttention)):
-        q, X = xs[0], xs[1]
-        hn = arch.h * arch.n_in
-        Q = bt.unit_blocks(W, 0, (arch.h, arch.n_in))              # (..., d, h, n)
-        K = bt.unit_blocks(W, hn, (arch.h, arch.n_in))
-        queries = torch.einsum("...dha,sa->...sdh", Q, q)       # pairwise contractions:
-        keys = torch.einsum("...dhb,sbN->...sdhN", K, X)        # several times faster
-        scores = torch.einsum("...sdh,...sdhN->...sdN", queries, keys)
-        attn = bt.softmax_last(scores / math.sqrt(arch.h))         # (..., s, d, N)
-        if isinstance(arch, QKAttention):
-            return torch.einsum("...sdN,sN->...s", attn, xs[2])
-        vn = arch.h_v * arch.n_in
-        V = bt.unit_blocks(W, 2 * hn, (arch.h_v, arch.n_in))
-        v = bt.unit_blocks(W, 2 * hn + vn, (arch.h_v,))
-        readout = torch.einsum("...dv,...dva->...da", v, V)        # V_i^T v_i
-        values = torch.einsum("...da,saN->...sdN", readout, X)
-        return (values * attn).sum((-1, -2))
-    raise ValueError(f"argument `arch`: no vectorised form of {type(arch).__name__}")
 
 
 @dataclass(frozen=True)
@@ -283,17 +176,7 @@ class NetworkModule:
 
     def batch(self, xs: Any) -> Callable[[torch.Tensor], torch.Tensor]:
         """W -> arch.f on every sample of ``xs``: (n,), or (R, n) when stacked."""
-        if _vectorised(self.arch):
-            return lambda W: _network_outputs(self.arch, W, xs)
-        n = _sample_count(xs)
-        one, many = batched(self.arch.f, xs, n), batched(self.arch.f, xs, n, True)
-        return lambda W: many(W) if W.ndim == 3 else one(W)
-
-
-def _vectorised(arch: Architecture) -> bool:
-    """Whether :func:`_network_outputs` has a vectorised form of ``arch.f``."""
-    return isinstance(arch, (TwoLayerMLP, MultiHeadAttention, QKAttention)) or \
-        _elementwise_gate(arch)
+        return self.arch.predictor(xs)
 
 
 def network_module(arch: Architecture) -> NetworkModule:
@@ -311,11 +194,20 @@ def network_module(arch: Architecture) -> NetworkModule:
 
 
 def module_pair(arch: Architecture) -> tuple[NetworkModule, NQFModule]:
-    """(the network, its NQF) of an architecture as two modules f(W, x) (Chapters 8, 9).
+    r"""(The network, its NQF) of an architecture as two modules f(W, x) (Chapters 8, 9).
 
-    ``network_module(arch)`` is ``arch.f``; ``nqf_module(arch)`` is f0 + g . mu + mu^T B
-    mu + Tr[W^T A W] from the closed forms of Chapter 2. Train both with
-    :func:`nqf_mini.train_module` from the same W0, with the same optimiser and batches,
-    and compare them with :func:`nqf_mini.agreement_window`.
+    ``network_module(arch)`` is ``arch.f``; ``nqf_module(arch)`` is
+    :math:`f_0 + g^\top m + m^\top Bm + \mathrm{Tr}[W^\top AW]` from the closed forms of Chapter 2.
+    Train both with :func:`nqf_mini.train_module` from the same W0, with the same optimiser and
+    batches, and compare them with :func:`nqf_mini.agreement_window`.
+
+    Args:
+        arch: an architecture from :func:`nqf_mini.make_architecture`.
+
+    Returns:
+        (NetworkModule, NQFModule); each has ``batch(xs)``, the predictor on a data set.
+
+    Raises:
+        TypeError: if ``arch`` is not an architecture.
     """
     return network_module(arch), nqf_module(arch)

@@ -12,9 +12,14 @@ from typing import Any
 
 import torch
 
-from ._modules import Module, evaluate, prepare_call, scalar_output
-from ._validate import require_dtype, require_positive, require_positive_int, require_seed
+from ._modules import Module, evaluate, prepare_call, require_finite_output, scalar_output
+from ._validate import (
+    largest, require_dtype, require_memory, require_positive, require_positive_int, require_seed,
+    require_trials,
+)
 from .seeds import generator
+
+MAX_EVALUATIONS = 10**6     # module evaluations of one symmetry check
 
 
 def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
@@ -24,28 +29,57 @@ def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
 
 
 def _setup(f: Module, x: Any, p: int, d: int, trials: int, scale: float, seed: int,
-           dtype: torch.dtype) -> tuple[Any, torch.device]:
-    """Validate the common arguments; returns (x cast to dtype, device)."""
-    require_positive_int("p", p), require_positive_int("d", d, minimum=2)
-    require_positive_int("trials", trials), require_positive("scale", scale)
-    require_seed("seed", seed), require_dtype(dtype)
+           dtype: torch.dtype) -> tuple[Any, torch.device, int, int, int, float, int]:
+    """Validate the common arguments; returns (x cast to dtype, device, p, d, trials, scale,
+    seed)."""
+    p, d = require_positive_int("p", p), require_positive_int("d", d, minimum=2)
+    trials, scale = require_trials("trials", trials), require_positive("scale", scale)
+    seed = require_seed("seed", seed)
+    require_dtype(dtype)
     x, device = prepare_call(f, x, dtype)
+    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=device,
+                   what="the weights (p x d)")
+    if trials * d > MAX_EVALUATIONS:
+        raise ValueError(f"argument `trials`: trials * d = {trials * d:,} gradient evaluations, "
+                         f"more than {MAX_EVALUATIONS:,}; use fewer trials or units `d`")
     evaluate(f, torch.zeros(p, d, dtype=dtype, device=device), x)     # reports a bad x naming it
-    return x, device
+    return x, device, p, d, trials, scale, seed
 
 
 def permutation_asymmetry(
     f: Module, x: Any, p: int, d: int = 5, *, trials: int = 4, scale: float = 0.5,
     seed: int = 0, dtype: torch.dtype = torch.float64,
 ) -> float:
-    """max |f(W P) - f(W)| / max(|f(W)|, 1) over random W (entries N(0, scale^2)) and permutations."""
-    x, device = _setup(f, x, p, d, trials, scale, seed, dtype)
+    r"""How far a module is from permutation symmetry (Theorem 1's first hypothesis, Chapter 1).
+
+    .. math:: \max_{W, P} \frac{|f(WP, x) - f(W, x)|}{\max(|f(W, x)|, 1)}
+
+    over ``trials`` random W (entries N(0, scale^2)) and random permutations P of the d units.
+
+    Args:
+        f: the module ``f(W, x)``, W of shape (p, d) with the units as columns.
+        x: the input.
+        p: number of parameters per unit.
+        d: number of units (>= 2).
+        trials: number of random W (at most 10**5, and trials * d <= 10**6).
+        scale: standard deviation of the entries of W.
+        seed: seed of :func:`nqf_mini.generator`.
+        dtype: float64 (default) or float32.
+
+    Returns:
+        The largest relative change, a float (0 up to round-off for a symmetric module).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), or a module whose value is NaN.
+    """
+    x, device, p, d, trials, scale, seed = _setup(f, x, p, d, trials, scale, seed, dtype)
     gen = generator(seed + 1)
     worst = 0.0
     for t in range(trials):
         W = _random_weights(p, d, scale, seed + t, dtype, device)
         perm = torch.randperm(d, generator=gen).to(device)
         a, b = scalar_output(f(W, x)), scalar_output(f(W[:, perm], x))
+        require_finite_output(torch.stack([a, b]).detach(), "f(W, x) at random weights W")
         worst = max(worst, (a - b).abs().item() / max(a.abs().item(), 1.0))
     return worst
 
@@ -54,12 +88,32 @@ def zgz_violation(
     f: Module, x: Any, p: int, d: int = 3, *, trials: int = 4, scale: float = 0.5,
     seed: int = 0, dtype: torch.dtype = torch.float64,
 ) -> float:
-    """max over trials and units i of |grad_{w_i} f| at random W with column i set to zero.
+    r"""How far a module is from ZGZ, zero gradient at zero (Theorem 1's second hypothesis,
+    Chapter 1).
 
-    The gradient norm is divided by max(1, |grad_W f|) so that the number is scale-free; it is 0 up to
-    round-off exactly when ZGZ holds.
+    .. math:: \max_{W, i} \frac{|\nabla_{w_i} f(W, x)|}{\max(1, |\nabla_W f(W, x)|)}
+              \quad\text{at random } W \text{ with } w_i = 0,
+
+    scale-free; 0 up to round-off exactly when ZGZ holds.
+
+    Args:
+        f: the module ``f(W, x)``, W of shape (p, d) with the units as columns.
+        x: the input.
+        p: number of parameters per unit.
+        d: number of units (>= 2).
+        trials: number of random W (at most 10**5, and trials * d <= 10**6).
+        scale: standard deviation of the entries of W.
+        seed: seed of :func:`nqf_mini.generator`.
+        dtype: float64 (default) or float32.
+
+    Returns:
+        The largest relative gradient, a float.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), or a module whose gradient is
+            NaN.
     """
-    x, device = _setup(f, x, p, d, trials, scale, seed, dtype)
+    x, device, p, d, trials, scale, seed = _setup(f, x, p, d, trials, scale, seed, dtype)
     worst = 0.0
     for t in range(trials):
         for i in range(d):
@@ -70,17 +124,46 @@ def zgz_violation(
             grad = torch.autograd.grad(out, W, allow_unused=True)[0] if out.requires_grad else None
             if grad is None:
                 continue
+            require_finite_output(grad, "the gradient of f(W, x) at random weights W")
             worst = max(worst, grad[:, i].norm().item() / max(1.0, grad.norm().item()))
     return worst
 
 
 def is_permutation_symmetric(f: Module, x: Any, p: int, d: int = 5, *, tol: float = 1e-10,
                              **kwargs: Any) -> bool:
-    """``permutation_asymmetry(f, x, p, d) <= tol``."""
+    """Whether a module is permutation symmetric: ``permutation_asymmetry(f, x, p, d) <= tol``
+    (Chapter 1).
+
+    Args:
+        f: the module ``f(W, x)``.
+        x: the input.
+        p: number of parameters per unit.
+        d: number of units (>= 2).
+        tol: the largest relative change that counts as zero.
+        **kwargs: ``trials``, ``scale``, ``seed``, ``dtype`` of :func:`permutation_asymmetry`.
+
+    Returns:
+        True or False.
+    """
     return permutation_asymmetry(f, x, p, d, **kwargs) <= require_positive("tol", tol)
 
 
 def satisfies_zgz(f: Module, x: Any, p: int, d: int = 3, *, tol: float = 1e-10,
                   **kwargs: Any) -> bool:
-    """``zgz_violation(f, x, p, d) <= tol``."""
+    """Whether a module satisfies ZGZ: ``zgz_violation(f, x, p, d) <= tol`` (Chapter 1).
+
+    Args:
+        f: the module ``f(W, x)``.
+        x: the input.
+        p: number of parameters per unit.
+        d: number of units (>= 2).
+        tol: the largest relative gradient that counts as zero.
+        **kwargs: ``trials``, ``scale``, ``seed``, ``dtype`` of :func:`zgz_violation`.
+
+    Returns:
+        True or False.
+
+    Raises:
+        ValueError, TypeError: as :func:`zgz_violation`.
+    """
     return zgz_violation(f, x, p, d, **kwargs) <= require_positive("tol", tol)

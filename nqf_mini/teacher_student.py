@@ -25,7 +25,10 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ._validate import as_tensor, describe, require_positive, require_positive_int
+from ._validate import (
+    as_tensor, describe, largest, require_memory, require_positive, require_positive_int,
+    require_steps,
+)
 from .activations import get_activation
 from .device import resolve_device
 from .seeds import generator
@@ -61,18 +64,34 @@ class Teacher:
 
 def make_teacher(p: int = 32, k: int = 4, norm: float = 2.0, activation: str = "tanh",
                  seed: int = 0, device: torch.device | str | None = None) -> Teacher:
-    """A teacher with k random input directions of length ``norm`` and output weights 1 (Chapter 7).
+    r"""A teacher :math:`y(x) = \sum_j \phi(u_j^\ast\cdot x)` with k random input directions
+    of length ``norm`` (Chapter 7).
 
-    The directions u*_j / |u*_j| are uniform on the sphere (normalised Gaussians, drawn on the CPU from
-    ``generator(seed)``).
+    The directions :math:`u_j^\ast/|u_j^\ast|` are uniform on the sphere (normalised Gaussians,
+    drawn on the CPU from :func:`nqf_mini.generator`).
+
+    Args:
+        p: the input dimension.
+        k: the number of teacher units.
+        norm: the length :math:`|u_j^\ast|` of every input weight, > 0.
+        activation: a name from :data:`nqf_mini.activations.ACTIVATIONS`.
+        seed: seed of :func:`nqf_mini.generator`.
+        device: where to put the teacher (None: :func:`nqf_mini.default_device`).
+
+    Returns:
+        A :class:`Teacher` (call it on inputs X (n, p) for the targets).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     p, k = require_positive_int("p", p), require_positive_int("k", k)
+    require_memory(largest(p=p, k=k), float(p) * k, what="the teacher's weights (p x k)")
     norm = require_positive("norm", norm)
     get_activation(activation, "activation")
+    dev = resolve_device(device)
     gen = generator(seed)
     U = torch.randn(p, k, generator=gen, dtype=torch.float64)
     U = norm * U / U.norm(dim=0, keepdim=True)
-    dev = resolve_device(device)
     return Teacher(U=U.to(dev), v=torch.ones(k, dtype=torch.float64, device=dev),
                    activation=activation)
 
@@ -81,6 +100,7 @@ def gaussian_inputs(n: int, p: int, seed: int = 0,
                     device: torch.device | str | None = None) -> torch.Tensor:
     """n i.i.d. inputs x ~ N(0, I_p), drawn on the CPU with the given seed, shape (n, p)."""
     n, p = require_positive_int("n", n), require_positive_int("p", p)
+    require_memory("n", float(n) * p, what="the inputs (n x p)")
     gen = generator(seed)
     return torch.randn(n, p, generator=gen, dtype=torch.float64).to(resolve_device(device))
 
@@ -100,14 +120,31 @@ def evaluation_set(teacher: Teacher, n: int = 4096, seed: int = 1) -> tuple[torc
 
 def online_stream(teacher: Teacher, batch_size: int, steps: int,
                   seed: int = 2) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
-    """A seeded stream of fresh batches for online SGD: ``stream(t) -> (X_t (b, p), y_t (b,))``.
+    r"""A seeded stream of fresh batches for online SGD, ``stream(t) -> (X_t (b, p), y_t (b,))``
+    (Chapter 7).
 
     All ``steps`` batches are drawn at once (so the stream is the same for every model trained on
-    it and for every device) and step t reads batch t. Pass it as ``train_two_layer(stream=...)``.
+    it and for every device) and step t reads batch t, with inputs :math:`x \sim N(0, I_p)`. Pass it
+    as ``train_two_layer(stream=...)``.
+
+    Args:
+        teacher: from :func:`make_teacher`.
+        batch_size: samples per step.
+        steps: the number of steps the stream holds (at most 10**7).
+        seed: seed of :func:`nqf_mini.generator`.
+
+    Returns:
+        The function t -> (X_t, y_t) (it raises ValueError for t outside 0 .. steps - 1).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     _check_teacher(teacher)
     batch_size = require_positive_int("batch_size", batch_size)
-    steps = require_positive_int("steps", steps)
+    steps = require_steps("steps", steps)
+    require_memory(largest(batch_size=batch_size, steps=steps),
+                   float(steps) * batch_size * (teacher.p + 1),
+                   what=f"the stream of steps x batch_size inputs of dimension {teacher.p}")
     X = gaussian_inputs(steps * batch_size, teacher.p, seed, teacher.U.device)
     Y = teacher(X)
     X, Y = X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
@@ -127,11 +164,21 @@ def _gauss_hermite() -> tuple[np.ndarray, np.ndarray]:
 
 
 def best_linear_fit(teacher: Teacher) -> tuple[torch.Tensor, float]:
-    """The population least-squares linear fit of the teacher and its loss (Chapter 7).
+    r"""The population least-squares linear fit of the teacher and its loss (Chapter 7).
 
-    Returns (beta (p,), L_lin) with beta = E[x y] = sum_j v*_j E[phi'(u*_j . x)] u*_j and
-    L_lin = (1/2)(E[y^2] - |beta|^2) for x ~ N(0, I_p) (module docstring). This is the lowest loss
-    the NQF of a two-layer network, f = phi'(0) x^T U V, can reach on this teacher.
+    :math:`\beta = \mathbb E[xy] = \sum_j v_j^\ast\,\mathbb E[\phi'(u_j^\ast\cdot x)]\,u_j^\ast`
+    (Stein's lemma) and :math:`L_{lin} = \tfrac12(\mathbb E[y^2] - |\beta|^2)` for
+    :math:`x \sim N(0, I_p)` (module docstring). This is the lowest loss the NQF of a two-layer
+    network, :math:`f = \phi'(0)x^\top UV`, can reach on this teacher.
+
+    Args:
+        teacher: from :func:`make_teacher`.
+
+    Returns:
+        (beta (p,), L_lin).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     _check_teacher(teacher)
     act = get_activation(teacher.activation)

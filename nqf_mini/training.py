@@ -31,8 +31,8 @@ import torch
 
 from ._ode import rk4_step
 from ._validate import (
-    require_fraction, require_in_open_interval, require_positive, require_positive_int,
-    require_seed, to_numpy,
+    require_fraction, require_in_open_interval, require_memory, require_positive,
+    require_positive_int, require_seed, require_steps, to_numpy,
 )
 from .seeds import generator
 
@@ -176,13 +176,22 @@ def make_optimizer(method: str, optimizer: str, lr: float,
                    adam_betas: Sequence[float] = (0.9, 0.999), adam_eps: float = 1e-8,
                    momentum: float = 0.9) -> Optimizer:
     """The optimiser named by a simulator's ``method`` ("gd", "flow") and ``optimizer`` ("sgd",
-    "adam", "momentum") arguments, with validated hyper-parameters."""
+    "adam", "momentum") arguments. Every hyper-parameter is validated, also those the chosen
+    optimiser does not use (a typo there is still a typo)."""
     lr = require_positive("lr", lr)
     if method not in ("gd", "flow"):
         raise ValueError(f"argument `method`: expected one of ['gd', 'flow'], got {method!r}")
-    if optimizer not in OPTIMIZERS:
+    if not isinstance(optimizer, str) or optimizer not in OPTIMIZERS:
         raise ValueError(f"argument `optimizer`: expected one of {list(OPTIMIZERS)}, got "
                          f"{optimizer!r}")
+    beta = require_in_open_interval("momentum", momentum, 0.0, 1.0)
+    if isinstance(adam_betas, (str, bytes)) or not hasattr(adam_betas, "__len__") or \
+            len(adam_betas) != 2:
+        raise ValueError(f"argument `adam_betas`: expected two numbers in (0, 1), got "
+                         f"{adam_betas!r}")
+    betas = (require_fraction("adam_betas", adam_betas[0]),
+             require_fraction("adam_betas", adam_betas[1]))
+    eps = require_positive("adam_eps", adam_eps)
     if method == "flow":
         if optimizer != "sgd":
             raise ValueError("argument `optimizer`: method='flow' is plain gradient flow, "
@@ -191,14 +200,8 @@ def make_optimizer(method: str, optimizer: str, lr: float,
     if optimizer == "sgd":
         return GD(lr)
     if optimizer == "momentum":
-        return Momentum(lr, require_in_open_interval("momentum", momentum, 0.0, 1.0))
-    try:
-        b1, b2 = (float(b) for b in adam_betas)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"argument `adam_betas`: expected two numbers in (0, 1), got "
-                         f"{adam_betas!r}") from exc
-    return Adam(lr, (require_fraction("adam_betas", b1), require_fraction("adam_betas", b2)),
-                require_positive("adam_eps", adam_eps))
+        return Momentum(lr, beta)
+    return Adam(lr, betas, eps)
 
 
 # --- the weight-space system: any prediction, gradients by autograd ---------------------------------
@@ -217,7 +220,7 @@ class WeightSpace:
         self.predict, self.y, self.observe = predict, y, observe
         self.loss_scale = 0.5 / y.shape[0]                                 # L = |f - y|^2 / 2n
 
-    def gradient(self, state: State, idx: torch.Tensor | None) -> tuple[torch.Tensor, State]:
+    def gradient(self, state: State, idx: Any) -> tuple[torch.Tensor | None, State]:
         W = state[0].detach().requires_grad_(True)
         with torch.enable_grad():
             f = self.predict(W)                                            # (n,)
@@ -245,7 +248,7 @@ def minibatches(n: int, batch_size: int | None, steps: int, seed: int = 0) -> to
     same batches) cut into floor(n / batch_size) batches; the last n mod batch_size samples of each
     permutation are skipped. ``batch_size=None`` (full batch) returns None.
     """
-    n, steps, seed = require_positive_int("n", n), require_positive_int("steps", steps), \
+    n, steps, seed = require_positive_int("n", n), require_steps("steps", steps), \
         require_seed("seed", seed)
     if batch_size is None:
         return None
@@ -255,6 +258,7 @@ def minibatches(n: int, batch_size: int | None, steps: int, seed: int = 0) -> to
                          f"got {batch_size}")
     per_epoch = n // batch_size
     epochs = -(-steps // per_epoch)
+    require_memory("steps", 2.0 * epochs * n, what="the minibatch schedule")
     gen = generator(seed)
     perms = torch.rand(epochs, n, generator=gen, dtype=torch.float64).argsort(dim=1)  # (epochs, n)
     return perms[:, :per_epoch * batch_size].reshape(-1, batch_size)[:steps]
@@ -277,6 +281,14 @@ def record_points(steps: int, record_every: int | None = None,
         raise ValueError(f"argument `record_steps`: expected steps in [0, {steps}], got "
                          f"{sorted(points)[:3]}...{sorted(points)[-2:]}")
     return points
+
+
+def require_record_memory(n_records: int, per_record: int, dtype: torch.dtype,
+                          device: torch.device) -> None:
+    """Refuse a recording (``n_records`` records of ``per_record`` numbers each) that would not
+    fit in the device's memory, naming ``record_every``."""
+    require_memory("record_every", float(n_records) * per_record, dtype=dtype, device=device,
+                   what=f"recording {n_records:,} steps")
 
 
 def growing_record_steps(steps: int, first_every: int = 2, factor: int = 4,

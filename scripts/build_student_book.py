@@ -9,6 +9,18 @@ cells in; MyST, not the CommonMark hand-out, so that every number and cross-refe
 also those from the pages of ``book/``, resolves inside the student book),
 and the instructor page (which carries the grading rubrics) replaced by a short note.
 Jupyter Book then builds it as it builds the default book, with warnings as errors.
+
+Its launch buttons and download buttons open the student edition (``make student``),
+never the notebook edition in ``notebooks/``, which holds the solutions (collapsed):
+
+* the download button serves ``student/<chapter>.ipynb``, copied into the built book;
+* the Binder button opens ``student/<chapter>.ipynb`` in the repository's Binder image,
+  whose ``binder/postBuild`` writes the student edition there;
+* the Colab button opens ``student/<chapter>.ipynb`` on GitHub, which exists only where
+  a teacher has published the student edition: on the branch named by
+  ``nqf_student_branch`` in ``_config.yml`` (``sphinx: config:``; the instructor page
+  says how). Without it the student book has no Colab button (students upload the
+  downloaded notebook to Colab, as their README says).
 """
 
 from __future__ import annotations
@@ -20,10 +32,14 @@ import sys
 from pathlib import Path
 
 import nbformat
+import yaml
 
 from scripts import make_student
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: Where the student edition goes, in the source tree and in the built book.
+EDITION = "student"
 
 INSTRUCTOR_NOTE = """# For instructors
 
@@ -39,8 +55,23 @@ def assemble(src: Path) -> None:
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy(ROOT / name, src / name)
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    extensions = config["sphinx"]["local_extensions"]
+    for name, path in extensions.items():     # the extensions and the tooling stay here
+        extensions[name] = str((ROOT / path).resolve())
+    settings = config.setdefault("sphinx", {}).setdefault("config", {})
+    branch = str(settings.get("nqf_student_branch") or "")
+    settings["nqf_edition_dir"] = EDITION
+    settings["nqf_launch_branch"] = branch
+    settings["nqf_drop_launchers"] = "" if branch else "colab.research.google.com"
+    (src / "_config.yml").write_text(
+        yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
+    shutil.copy(ROOT / "_toc.yml", src / "_toc.yml")
+    notebooks = sorted((ROOT / "chapters").glob("*.ipynb"))
+    notebooks += sorted((ROOT / "book").glob("*.ipynb"))  # companion notebooks
+    make_student.build(notebooks, src / EDITION)
+    make_student.write_readme(src / EDITION)
     shutil.copytree(ROOT / "book", src / "book")
     (src / "book" / "instructor.md").write_text(INSTRUCTOR_NOTE, encoding="utf-8")
     (src / "chapters").mkdir()

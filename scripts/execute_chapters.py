@@ -18,7 +18,24 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from scripts.timeouts import scaled
+
 PACKAGES = ["torch", "numpy", "matplotlib", "ipywidgets", "nqf_mini"]
+
+
+def notebook_client(
+    nb: nbformat.NotebookNode, path: Path, timeout: int, **options: object
+) -> NotebookClient:
+    """A client that runs ``nb`` on a fresh ``python3`` kernel in the folder of ``path``,
+    ``timeout`` seconds per cell, stopping at the first error (also ``make seeds``)."""
+    return NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=False,
+        resources={"metadata": {"path": str(path.parent)}},
+        **options,
+    )
 
 
 def execute(path: Path, timeout: int) -> float:
@@ -28,8 +45,7 @@ def execute(path: Path, timeout: int) -> float:
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("execution", None)
     nb.metadata.pop("widgets", None)  # widget state is saved again only if widgets are shown
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=False,
-                            record_timing=False, resources={"metadata": {"path": str(path.parent)}})
+    client = notebook_client(nb, path, timeout, record_timing=False)
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
@@ -46,7 +62,7 @@ def execute(path: Path, timeout: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", type=Path)
-    parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
+    parser.add_argument("--timeout", type=int, default=scaled(600), help="seconds allowed per cell")
     args = parser.parse_args()
     for path in args.notebooks:
         seconds = execute(path, args.timeout)

@@ -38,10 +38,7 @@ def main() -> int:
     if args.numbering_from:
         text = numbering.dumps(edition.build_table(args.numbering_from, root))
         if args.check:
-            if (
-                not table_path.is_file()
-                or table_path.read_text(encoding="utf-8") != text
-            ):
+            if not table_path.is_file() or table_path.read_text(encoding="utf-8") != text:
                 print(
                     f"{table_path.relative_to(root)} differs from the book in "
                     f"{args.numbering_from}: run `make notebooks`"

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -42,18 +41,14 @@ from pathlib import Path
 import nbformat
 
 from scripts.notebook_edition import edition as _edition
+from scripts.notebook_edition import exercises as _grammar
 from scripts.notebook_edition import install_cell as _install_cell
-from scripts.notebook_edition import myst as _myst
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTION_TAG = "solution"
+SOLUTION_TAG = _grammar.SOLUTION_TAG
 SKELETON_TAG = "exercise-skeleton"
 NOTE_TAG = "student-note"
 ANSWER_TAG = "student-answer"
-EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise\}[^\n]*\n(?P<body>.*?)^\1[ \t]*$",
-                      re.S | re.M)
-DERIVATION = re.compile(r"\*Difficulty:\s*[★☆]+\s*\(derivation\)")
-LABEL = re.compile(r"^:label:\s*(\S+)", re.M)
 CHECK_NAMES = {"exercise"}          # check.exercise / exercise
 
 NOTE = """> **Student edition.** The solutions of this chapter's exercises have been removed. Each
@@ -142,19 +137,21 @@ def add_answer_cells(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]
     """The MyST markdown ``cell`` split after each derivation exercise fence, with a
     "**Your answer.**" cell (tagged ``student-answer``) after each; the solutions that
     follow are removed by the conversion."""
-    out, start = [], 0
-    for match in EXERCISE.finditer(cell.source):
-        if not DERIVATION.search(match.group("body")):
+    lines = cell.source.split("\n")
+    out: list = []
+    start = 0
+    for _, end, directive in _grammar.exercise_fences(cell.source):
+        diff = _grammar.DIFFICULTY.search(directive.body)
+        if not diff or diff.group("kind").strip() != "derivation":
             continue
-        label = LABEL.search(match.group("body"))
-        label = label.group(1) if label else "derivation"
-        out.append(cell.source[start:match.end()].strip())
+        label = directive.label or "derivation"
+        out.append("\n".join(lines[start:end + 1]).strip())
         out.append(nbformat.v4.new_markdown_cell(ANSWER.format(label=label), metadata={
             "tags": [ANSWER_TAG], "nqf_exercise": label}))
-        start = match.end()
+        start = end + 1
     if not out:
         return [cell]
-    out.append(cell.source[start:].strip())
+    out.append("\n".join(lines[start:]).strip())
     cells = []
     for part in out:
         if isinstance(part, str):
@@ -202,28 +199,6 @@ def student_notebook(nb: nbformat.NotebookNode, doc: str = "",
     return out
 
 
-def strip_solutions(source: str, in_region: bool = False) -> tuple[str, bool]:
-    """MyST ``source`` without its solutions, still MyST: every ```{solution}``` block
-    and everything between ```{solution-start}``` and ```{solution-end}``` (a region may
-    span cells: ``in_region`` says whether one is open where ``source`` begins). Returns
-    the text and whether a region is still open where it ends."""
-    lines, kept, i = source.split("\n"), [], 0
-    while i < len(lines):
-        end = _myst.fence_end(lines, i)
-        if end is None:
-            if not in_region:
-                kept.append(lines[i])
-            i += 1
-            continue
-        name = _myst.directive_name(lines[i])
-        if name in ("solution-start", "solution-end"):
-            in_region = name == "solution-start"
-        elif name != "solution" and not in_region:
-            kept.extend(lines[i:end + 1])
-        i = end + 1
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n"), in_region
-
-
 def student_book_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The chapter for the book without solutions (``make book-student``): still MyST, so
     that the book's numbering and cross-references (also those from the pages in
@@ -234,7 +209,7 @@ def student_book_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
         if cell.cell_type == "markdown":
-            text, in_region = strip_solutions(cell.source, in_region)
+            text, in_region = _grammar.strip_solutions(cell.source, in_region)
             if text.strip():
                 kept = nbformat.from_dict(dict(cell))
                 kept.source = text
@@ -265,9 +240,16 @@ def build(chapters: list[Path], dest: Path) -> list[Path]:
 
 
 def write_readme(dest: Path) -> Path:
-    """Copy the students' README (``scripts/student_README.md``) into ``dest``."""
+    """Write the students' README (``scripts/student_README.md``) into ``dest``, with
+    the repository's address (``_config.yml``) and the package's install line (the one
+    of the Colab install cell) filled in."""
+    cell = _install_cell.install_cell_source(ROOT)
+    spec = re.search(r'"(nqf_mini @ git\+[^"]+)"', cell).group(1)
+    text = (ROOT / "scripts" / "student_README.md").read_text(encoding="utf-8")
     target = dest / "README.md"
-    shutil.copy(ROOT / "scripts" / "student_README.md", target)
+    text = text.replace("{install_spec}", spec).replace(
+        "{repository}", _install_cell.repository_url(ROOT))
+    target.write_text(text, encoding="utf-8")
     return target
 
 

@@ -17,8 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+
+from scripts.execute_chapters import notebook_client
+from scripts.timeouts import scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_NOTEBOOKS = sorted(ROOT.glob("chapters/*.ipynb")) + sorted(ROOT.glob("book/*.ipynb"))
@@ -27,10 +29,15 @@ DEFAULT_NOTEBOOKS = sorted(ROOT.glob("chapters/*.ipynb")) + sorted(ROOT.glob("bo
 def run(path: Path, shift: int, timeout: int) -> tuple[Path, int, float, str]:
     """Execute ``path`` with ``NQF_SEED=shift``; return it with the seconds and '' or the error."""
     nb = nbformat.read(path, as_version=4)
-    env = {**os.environ, "NQF_SEED": str(shift), "NQF_EXPLORER_FRAMES": "default",
-           "NQF_DEVICE": "cpu", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=False,
-                            resources={"metadata": {"path": str(path.parent)}})
+    env = {
+        **os.environ,
+        "NQF_SEED": str(shift),
+        "NQF_EXPLORER_FRAMES": "default",
+        "NQF_DEVICE": "cpu",
+        "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": "1",
+    }
+    client = notebook_client(nb, path, timeout)
     start = time.perf_counter()
     try:
         client.execute(env=env)
@@ -44,11 +51,22 @@ def run(path: Path, shift: int, timeout: int) -> tuple[Path, int, float, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, default=DEFAULT_NOTEBOOKS)
-    parser.add_argument("--shifts", type=int, nargs="+", default=[1, 2, 3],
-                        help="values of NQF_SEED to run each notebook with (default: 1 2 3)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                        help="notebooks run at the same time (default: one per core)")
-    parser.add_argument("--timeout", type=int, default=1200, help="seconds allowed per cell")
+    parser.add_argument(
+        "--shifts",
+        type=int,
+        nargs="+",
+        default=[1, 2, 3],
+        help="values of NQF_SEED to run each notebook with (default: 1 2 3)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="notebooks run at the same time (default: one per core)",
+    )
+    parser.add_argument(
+        "--timeout", type=int, default=scaled(1200), help="seconds allowed per cell"
+    )
     args = parser.parse_args()
     runs = [(path, shift) for shift in args.shifts for path in args.notebooks]
     failed = 0

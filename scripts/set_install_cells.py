@@ -35,8 +35,7 @@ def main() -> int:
             print(f"rewrote the install cell of {path}")
     for path in differ:
         print(
-            f"{path}: first code cell is not the canonical install cell "
-            f"(run `make install-cells`)"
+            f"{path}: first code cell is not the canonical install cell (run `make install-cells`)"
         )
     return 1 if differ else 0
 

@@ -1,6 +1,7 @@
 """Shared fixtures: the devices and dtypes every numerical test runs on; the markers
 of the folders whose tests need the built book (``build``) or a browser (``browser``)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,17 @@ def assert_feedback(label, right, wrong_answers):
     for phrase, wrong in wrong_answers.items():
         result = exercise(label, wrong, quiet=True)
         assert not result.ok and phrase in result.message, (phrase, result.message)
+
+
+def need(present: bool, reason: str) -> None:
+    """Skip the calling test when something it needs is absent, but fail it when the
+    environment variable ``CI`` is ``true``: CI has every prerequisite, so an absence
+    there is a fault, not a reason to test less."""
+    if present:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
 
 
 def pytest_collection_modifyitems(config, items):

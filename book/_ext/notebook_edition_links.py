@@ -3,7 +3,8 @@ source. sphinx-book-theme points the Colab and Binder buttons (and the .ipynb do
 button) at the page's source, ``chapters/NAME.ipynb``: MyST that Jupyter and Colab show
 as raw code blocks. The edition made for them by ``make notebooks`` lives at
 ``notebooks/NAME.ipynb``; this extension rewrites the buttons of every page whose source
-is in ``chapters/`` (or is a notebook page in ``book/``) to that path, after the theme has made them. That the file exists is
+is in ``chapters/`` (or is a notebook page in ``book/``) to that path, after the theme
+has made them. That the file exists is
 checked by the tests (tests/editions/test_notebook_edition.py,
 tests/book/test_edition_against_book.py), not here: ``make notebooks`` reads the numbering
 from this very build, so the build must succeed before a new chapter has its edition.
@@ -13,7 +14,10 @@ The download button gets the edition too: the build copies ``notebooks/`` to
 
 Configuration (``sphinx.config`` in ``_config.yml``): ``nqf_edition_dir`` (default
 ``notebooks``) and ``nqf_edition_sources`` (default ``chapters book``: folders whose
-notebook pages have an edition, separated by spaces).
+notebook pages have an edition, separated by spaces); ``nqf_launch_branch`` (default:
+the repository's branch) and ``nqf_drop_launchers`` (hosts whose launch buttons are
+left out, separated by spaces), which the book without solutions sets
+(``scripts/build_student_book.py``).
 """
 
 from __future__ import annotations
@@ -28,20 +32,36 @@ from sphinx.util import logging
 LOGGER = logging.getLogger(__name__)
 
 
-def _rewrite(buttons: list[dict[str, Any]], old: str, new: str, download: str) -> int:
-    """Replace ``old`` by ``new`` in the launch URLs (and the download URL); count the
-    changes."""
+def _rewrite(
+    buttons: list[dict[str, Any]],
+    old: str,
+    new: str,
+    download: str,
+    branch: tuple[str, str] | None = None,
+    drop: tuple[str, ...] = (),
+) -> int:
+    """Replace ``old`` by ``new`` in the launch URLs (and the download URL), the branch
+    ``branch[0]`` by ``branch[1]`` in the URLs of files on GitHub (Colab's), and leave
+    out the launch buttons of the hosts in ``drop``; count the launch URLs changed."""
     changed = 0
-    for button in buttons:
+    for button in list(buttons):
         if button.get("type") == "group":
-            changed += _rewrite(button.get("buttons", []), old, new, download)
+            changed += _rewrite(button.get("buttons", []), old, new, download, branch,
+                                drop)
         elif button.get("type") == "link" and isinstance(button.get("url"), str):
             url = button["url"]
             if button.get("label") == "download-source-button":
                 if url.endswith(".ipynb"):
                     button["url"] = download
             elif url.endswith(old) or f"{old}&" in url:
-                button["url"] = url.replace(old, new)
+                if any(host in url for host in drop):
+                    buttons.remove(button)
+                    changed += 1
+                    continue
+                url = url.replace(old, new)
+                if branch is not None:  # GitHub's files (Colab); Binder builds main
+                    url = url.replace(f"/blob/{branch[0]}/", f"/blob/{branch[1]}/")
+                button["url"] = url
                 changed += 1
     return changed
 
@@ -63,8 +83,13 @@ def point_buttons_at_edition(
         )
     depth = pagename.count("/")
     download = "../" * depth + edition
+    launch_branch = app.config.nqf_launch_branch
+    repository_branch = (app.config.html_theme_options or {}).get(
+        "repository_branch", "main")
     changed = _rewrite(
-        context.get("header_buttons", []), f"{pagename}.ipynb", edition, download
+        context.get("header_buttons", []), f"{pagename}.ipynb", edition, download,
+        (repository_branch, launch_branch) if launch_branch else None,
+        tuple(app.config.nqf_drop_launchers.split()),
     )
     if not changed:
         LOGGER.warning(f"{pagename}: found no launch button to point at {edition}")
@@ -85,6 +110,9 @@ def copy_edition(app: Sphinx, exception: Exception | None) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("nqf_edition_dir", "notebooks", "html")
     app.add_config_value("nqf_edition_sources", "chapters book", "html")
+    app.add_config_value("nqf_launch_branch", "", "html")
+    app.add_config_value("nqf_drop_launchers", "", "html")
+    app.add_config_value("nqf_student_branch", "", "html")
     app.connect("html-page-context", point_buttons_at_edition, priority=502)
     app.connect("build-finished", copy_edition)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

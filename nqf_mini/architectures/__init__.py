@@ -11,10 +11,12 @@ Every architecture is a small frozen dataclass registered under a name in :data:
   ``matrix_completion``, ``word2vec``, ``deep_linear`` (all exactly quadratic).
 
 The closed forms are derived in Chapters 1 and 2 and tested against autograd. Adding an
-architecture is one decorated class; nothing elsewhere branches on names.
+architecture is one decorated class, its fast paths on many samples included; nothing elsewhere
+branches on names or types. Every public method checks its arguments (shape, dtype, device,
+finiteness of ``x`` and ``W``) and names the one at fault.
 """
 
-from .base import ARCHITECTURES, Architecture, make_architecture, register
+from .base import ARCHITECTURES, Architecture, Forms, InputPart, make_architecture, register
 from .mlp import TwoLayerMLP
 from .cnn import ConvNet1D, patch_matrix
 from .attention import MultiHeadAttention, QKAttention
@@ -23,8 +25,8 @@ from .factorisation import (AsymmetricSensing, DeepLinear, MatrixCompletion, Pha
                             SymmetricSensing, Word2Vec)
 
 __all__ = [
-    "ARCHITECTURES", "Architecture", "AsymmetricSensing", "ConvNet1D", "DeepLinear", "GATES",
-    "Gate",
+    "ARCHITECTURES", "Architecture", "AsymmetricSensing", "ConvNet1D", "DeepLinear", "Forms",
+    "GATES", "Gate", "InputPart",
     "MatrixCompletion", "MixtureOfExperts", "MultiHeadAttention", "PhaseRetrieval", "QKAttention",
     "SymmetricSensing", "TwoLayerMLP", "Word2Vec", "make_architecture", "patch_matrix", "register",
 ]

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 import torch
 
+from .. import _batched as bt
 from .._validate import require_positive_int
 from ..blocks import offdiag
 from ._helpers import gaussians, unit_blocks
-from .base import Architecture, register
+from .base import Architecture, Forms, InputPart, register
 
 Tokens = tuple[torch.Tensor, torch.Tensor]                 # (query x (n,), tokens X (n, N))
 Labelled = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # (query x, tokens X, labels y (N,))
@@ -67,7 +68,7 @@ class MultiHeadAttention(Architecture):
 
     def __post_init__(self) -> None:
         for arg in ("n_in", "n_tokens", "h", "h_v"):
-            require_positive_int(arg, getattr(self, arg))
+            self._normalise(**{arg: require_positive_int(arg, getattr(self, arg))})
         _check_tokens(self.n_tokens)
 
     @property
@@ -78,8 +79,15 @@ class MultiHeadAttention(Architecture):
     def remainder_order(self) -> int:
         return 4
 
-    def heads(self, W: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def input_parts(self) -> tuple[InputPart, ...]:
+        return (InputPart("the query q", (self.n_in,)),
+                InputPart("the tokens X", (self.n_in, self.n_tokens)))
+
+    def heads(self, W: Any) -> tuple[torch.Tensor, ...]:
         """Split W (p, d) into Q, K (d, h, n), V (d, h_v, n) and v (d, h_v)."""
+        return self._heads(self.check_weights(W))
+
+    def _heads(self, W: torch.Tensor) -> tuple[torch.Tensor, ...]:
         hn, vn = self.h * self.n_in, self.h_v * self.n_in
         Q = unit_blocks(W, 0, (self.h, self.n_in))
         K = unit_blocks(W, hn, (self.h, self.n_in))
@@ -87,14 +95,14 @@ class MultiHeadAttention(Architecture):
         v = unit_blocks(W, 2 * hn + vn, (self.h_v,))
         return Q, K, V, v
 
-    def f(self, W: torch.Tensor, x: Tokens) -> torch.Tensor:
+    def _f(self, W: torch.Tensor, x: Tokens) -> torch.Tensor:
         q, X = x
-        Q, K, V, v = self.heads(W)
+        Q, K, V, v = self._heads(W)
         attn = torch.softmax(_scores(Q, K, q, X), dim=-1)  # (d, N)
         values = torch.einsum("dv,dvn,nN->dN", v, V, X)     # v_i^T V_i X: (d, N)
         return torch.sum(values * attn)
 
-    def A(self, x: Tokens) -> torch.Tensor:
+    def _A(self, x: Tokens) -> torch.Tensor:
         _, X = x
         xbar = X.mean(dim=1)                                # (n,)
         eye = torch.eye(self.h_v, dtype=X.dtype, device=X.device)
@@ -104,10 +112,23 @@ class MultiHeadAttention(Architecture):
         out[start:, start:] = offdiag(Z)
         return out
 
-    def quartic_term(self, W: torch.Tensor, x: Tokens) -> torch.Tensor:
-        """T4_i = h^{-1/2} v_i^T V_i Sigma_X K_i^T Q_i x for every head: returns shape (d,)."""
-        q, X = x
-        Q, K, V, v = self.heads(W)
+    def _batched_forms(self, xs: Tokens) -> Forms:
+        _, X = xs
+        xbar = X.mean(dim=2)                                       # (s, n)
+        A = X.new_zeros(X.shape[0], self.p, self.p)
+        start = 2 * self.h * self.n_in                          # the (vec V, v) block
+        A[:, start:, start:] = bt.offdiag(bt.eye_kron(self.h_v, xbar[:, :, None]))
+        return Forms(X.new_zeros(X.shape[0]), None, A, None)
+
+    def _predictor(self, xs: Tokens) -> Callable[[torch.Tensor], torch.Tensor]:
+        return lambda W: _attention_outputs(self, W, xs)
+
+    def quartic_term(self, W: Any, x: Any) -> torch.Tensor:
+        r""":math:`T_{4,i} = h^{-1/2} v_i^\top V_i \Sigma_X K_i^\top Q_i q` for every head
+        (Chapter 2): returns shape (d,)."""
+        W = self.check_weights(W)
+        q, X = self.check_input(x, dtype=W.dtype, device=W.device)
+        Q, K, V, v = self._heads(W)
         Xc = X - X.mean(dim=1, keepdim=True)                # (n, N)
         sigma = Xc @ Xc.T / X.shape[1]                      # (n, n)
         qk = torch.einsum("dhn,dh->dn", K, Q @ q)           # K_i^T Q_i x: (d, n)
@@ -115,7 +136,17 @@ class MultiHeadAttention(Architecture):
         return torch.einsum("dn,nm,dm->d", vV, sigma, qk) / math.sqrt(self.h)
 
     def sample_input(self, seed: int = 0) -> Tokens:
-        return gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens))
+        """A Gaussian query q (n_in,) and tokens X (n_in, n_tokens), from
+        :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
+        q, X = gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens))
+        return q, X
 
 
 @register
@@ -146,8 +177,8 @@ class QKAttention(Architecture):
 
     def __post_init__(self) -> None:
         for arg in ("n_in", "n_tokens", "h"):
-            require_positive_int(arg, getattr(self, arg))
-        require_positive_int("n_heads", self.n_heads, minimum=2)
+            self._normalise(**{arg: require_positive_int(arg, getattr(self, arg))})
+        self._normalise(n_heads=require_positive_int("n_heads", self.n_heads, minimum=2))
         _check_tokens(self.n_tokens)
 
     @property
@@ -162,25 +193,73 @@ class QKAttention(Architecture):
     def remainder_order(self) -> int:
         return 4
 
-    def f(self, W: torch.Tensor, x: Labelled) -> torch.Tensor:
+    def input_parts(self) -> tuple[InputPart, ...]:
+        return (InputPart("the query q", (self.n_in,)),
+                InputPart("the tokens X", (self.n_in, self.n_tokens)),
+                InputPart("the labels y", (self.n_tokens,)))
+
+    def _f(self, W: torch.Tensor, x: Labelled) -> torch.Tensor:
         q, X, y = x
         Q = unit_blocks(W, 0, (self.h, self.n_in))             # (d, h, n)
         K = unit_blocks(W, self.h * self.n_in, (self.h, self.n_in))
         return torch.sum(torch.softmax(_scores(Q, K, q, X), dim=-1) @ y)
 
-    def label_covariance(self, x: Labelled) -> torch.Tensor:
-        """c = X_c y / N, shape (n,)."""
+    def label_covariance(self, x: Any) -> torch.Tensor:
+        """:math:`c = X_c y / N`, shape (n,) (Chapter 2)."""
+        return self._label_covariance(self.check_input(x))
+
+    def _label_covariance(self, x: Labelled) -> torch.Tensor:
         _, X, y = x
         return (X - X.mean(dim=1, keepdim=True)) @ y / X.shape[1]
 
-    def A(self, x: Labelled) -> torch.Tensor:
+    def _A(self, x: Labelled) -> torch.Tensor:
         q = x[0]
         eye = torch.eye(self.h, dtype=q.dtype, device=q.device)
-        Z = torch.kron(eye, torch.outer(q, self.label_covariance(x)))   # (h n, h n)
+        Z = torch.kron(eye, torch.outer(q, self._label_covariance(x)))   # (h n, h n)
         return offdiag(Z / math.sqrt(self.h))
 
-    def f0(self, x: Labelled) -> torch.Tensor:
+    def _f0(self, x: Labelled) -> torch.Tensor:
         return self.n_heads * x[2].mean()
 
+    def _batched_forms(self, xs: Labelled) -> Forms:
+        q, X, y = xs
+        c = torch.einsum("snN,sN->sn", X - X.mean(dim=2, keepdim=True), y) / X.shape[2]
+        Z = bt.eye_kron(self.h, torch.einsum("sa,sb->sab", q, c)) / math.sqrt(self.h)
+        return Forms(self.n_heads * y.mean(dim=1), None, bt.offdiag(Z), None)
+
+    def _predictor(self, xs: Labelled) -> Callable[[torch.Tensor], torch.Tensor]:
+        return lambda W: _attention_outputs(self, W, xs)
+
     def sample_input(self, seed: int = 0) -> Labelled:
-        return gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens), (self.n_tokens,))
+        """A Gaussian query q (n_in,), tokens X (n_in, n_tokens) and labels y (n_tokens,), from
+        :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
+        q, X, y = gaussians(seed, (self.n_in,), (self.n_in, self.n_tokens), (self.n_tokens,))
+        return q, X, y
+
+
+def _attention_outputs(arch: MultiHeadAttention | QKAttention, W: torch.Tensor,
+                       xs: Any) -> torch.Tensor:
+    """The module on all samples (s,) for W (p, d), or (R, s) for stacked W (R, p, d)."""
+    q, X = xs[0], xs[1]
+    hn = arch.h * arch.n_in
+    Q = bt.unit_blocks(W, 0, (arch.h, arch.n_in))              # (..., d, h, n)
+    K = bt.unit_blocks(W, hn, (arch.h, arch.n_in))
+    queries = torch.einsum("...dha,sa->...sdh", Q, q)       # pairwise contractions:
+    keys = torch.einsum("...dhb,sbN->...sdhN", K, X)        # several times faster
+    scores = torch.einsum("...sdh,...sdhN->...sdN", queries, keys)
+    attn = bt.softmax_last(scores / math.sqrt(arch.h))         # (..., s, d, N)
+    if isinstance(arch, QKAttention):
+        return torch.einsum("...sdN,sN->...s", attn, xs[2])
+    vn = arch.h_v * arch.n_in
+    V = bt.unit_blocks(W, 2 * hn, (arch.h_v, arch.n_in))
+    v = bt.unit_blocks(W, 2 * hn + vn, (arch.h_v,))
+    readout = torch.einsum("...dv,...dva->...da", v, V)        # V_i^T v_i
+    values = torch.einsum("...da,saN->...sdN", readout, X)
+    return (values * attn).sum((-1, -2))

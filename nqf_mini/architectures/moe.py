@@ -13,10 +13,11 @@ from typing import Callable, ClassVar
 
 import torch
 
-from .._validate import require_positive_int
+from .. import _batched as bt
+from .._validate import require_choice, require_positive_int
 from ..blocks import offdiag
 from ._helpers import gaussian
-from .base import Architecture, register
+from .base import Architecture, Forms, InputPart, register
 
 
 @dataclass(frozen=True)
@@ -90,13 +91,10 @@ class MixtureOfExperts(Architecture):
     expert: str = "linear"
 
     def __post_init__(self) -> None:
-        require_positive_int("n_in", self.n_in)
-        require_positive_int("n_experts", self.n_experts, minimum=2)
-        if self.gate not in GATES:
-            raise ValueError(f"argument `gate`: expected one of {list(GATES)}, got {self.gate!r}")
-        if self.expert not in EXPERTS:
-            raise ValueError(f"argument `expert`: expected one of {list(EXPERTS)}, got "
-                             f"{self.expert!r}")
+        self._normalise(n_in=require_positive_int("n_in", self.n_in),
+                        n_experts=require_positive_int("n_experts", self.n_experts, minimum=2))
+        require_choice("gate", self.gate, list(GATES))
+        require_choice("expert", self.expert, EXPERTS)
         if self.expert == "neuron" and self.gate == "softmax":
             raise ValueError("argument `gate`: expected 'linear', 'tanh' or 'sigmoid' with "
                              "expert='neuron', got 'softmax' (its normalisation couples the "
@@ -127,36 +125,68 @@ class MixtureOfExperts(Architecture):
     def remainder_order(self) -> int | None:
         return 3 if self._neuron else self._gate.remainder_order
 
-    def f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        gates = self._gate.fn(W[: self.n_in].T @ x)        # gamma(R^T x), (d,)
+    def input_parts(self) -> tuple[InputPart, ...]:
+        return (InputPart("the input x", (self.n_in,)),)
+
+    def _experts(self, W: torch.Tensor, xs: torch.Tensor) -> torch.Tensor:
+        """e_i(x) on samples xs (s, n_in) for W (p, d) or stacked (R, p, d): (..., s, d)."""
         if self._neuron:                                    # a_i tanh(b_i^T x)
-            experts = W[-1] * torch.tanh(W[self.n_in:2 * self.n_in].T @ x)
-        else:                                               # v_i^T x
-            experts = W[self.n_in:].T @ x
-        return gates @ experts
+            hidden = torch.tanh(xs @ W[..., self.n_in:2 * self.n_in, :])
+            return hidden * W[..., -1:, :]
+        return xs @ W[..., self.n_in:, :]                   # v_i^T x
+
+    def _f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        gates = self._gate.fn(W[: self.n_in].T @ x)        # gamma(R^T x), (d,)
+        return gates @ self._experts(W, x[None])[0]
 
     def _Oxx(self, x: torch.Tensor) -> torch.Tensor:
         return offdiag(torch.outer(x, x))                   # (2 n_in, 2 n_in)
 
-    def A(self, x: torch.Tensor) -> torch.Tensor:
+    def _A(self, x: torch.Tensor) -> torch.Tensor:
         if self._neuron:                                    # gamma(0) O(x) on (b, a)
             A = x.new_zeros(self.p, self.p)
             A[self.n_in:, self.n_in:] = self._gate.value(self.n_experts) * offdiag(x)
             return A
         return self._gate.a(self.n_experts) * self._Oxx(x)
 
-    def B(self, x: torch.Tensor) -> torch.Tensor:
+    def _B(self, x: torch.Tensor) -> torch.Tensor:
         if self._neuron:
             return x.new_zeros(self.p, self.p)
         return self._gate.b(self.n_experts) * self._Oxx(x)
 
-    def g(self, x: torch.Tensor) -> torch.Tensor:
+    def _g(self, x: torch.Tensor) -> torch.Tensor:
         if self._neuron:
             return x.new_zeros(self.p)
         return torch.cat([torch.zeros_like(x), self._gate.value(self.n_experts) * x])
 
-    def f0(self, x: torch.Tensor) -> torch.Tensor:
-        return x.new_zeros(())
+    def _batched_forms(self, xs: torch.Tensor) -> Forms:
+        gate, d = self._gate, self.n_experts
+        if self._neuron:                                    # gamma(0) O(x) on (b, a)
+            A = xs.new_zeros(xs.shape[0], self.p, self.p)
+            A[:, self.n_in:, self.n_in:] = gate.value(d) * bt.offdiag(xs[:, :, None])
+            return Forms(xs.new_zeros(xs.shape[0]), None, A, None)
+        Oxx = bt.offdiag(torch.einsum("sa,sb->sab", xs, xs))      # O(x x^T)
+        g = None if gate.value(d) == 0.0 else torch.cat(
+            [torch.zeros_like(xs), gate.value(d) * xs], dim=1)
+        B = None if gate.b(d) == 0.0 else gate.b(d) * Oxx
+        return Forms(xs.new_zeros(xs.shape[0]), g, gate.a(d) * Oxx, B)
+
+    def _predictor(self, xs: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+        if self.gate == "softmax":                        # couples the experts: vmap
+            return super()._predictor(xs)
+
+        def predict(W: torch.Tensor) -> torch.Tensor:
+            gates = self._gate.fn(xs @ W[..., :self.n_in, :])      # (..., s, d)
+            return (gates * self._experts(W, xs)).sum(-1)
+        return predict
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
+        """A Gaussian input x of shape (n_in,), from :func:`nqf_mini.generator` (Chapter 2).
+
+        Args:
+            seed: seed of :func:`nqf_mini.generator`.
+
+        Returns:
+            One input of this architecture.
+        """
         return gaussian((self.n_in,), seed)

@@ -21,8 +21,11 @@ objects. It goes through an :class:`Answer`, which
   ``__eq__`` is always true, is rejected with a message.
 
 The grader (:mod:`nqf_mini.course.grade_notebook`) uses the same checks with a remote
-:class:`Answer` whose calls run in the student's kernel, so that the verdicts are
-computed in a process the student's code never ran in.
+:class:`Answer` whose calls run in a sandboxed grading kernel
+(:mod:`nqf_mini.course.grading_kernel`), so that the verdicts are computed in a process
+the student's code never ran in. There the package has no function that computes an
+answer, so the rule above does not depend on this hook (which a student's own code can
+switch off in its own session).
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ _PROFILE_SETTERS = (
     threading.settrace,
 )
 PLAIN_TYPES = "a tensor, a number, a string, or a dict, tuple or list of those"
+#: How a refused package function says so where the grader calls answers: the package
+#: there has only the allowed helpers, every other name raises
+#: ``PermissionError(REFUSED + qualified name)`` (:mod:`nqf_mini.course.grading_kernel`).
+REFUSED = "not available to an answer: "
 
 
 class AnswerError(Exception):
@@ -283,6 +290,8 @@ def run(fn: Any, args: tuple, what: str, trusted: bool = False) -> Outcome:
             )
         if isinstance(exc, KeyboardInterrupt):
             raise exc
+        if isinstance(exc, PermissionError) and str(exc).startswith(REFUSED):
+            return Outcome("refused", message=refused_call(str(exc)[len(REFUSED) :]))
         return Outcome(
             "raised", message=f"{what} raised {type(exc).__name__}: {exc}"[:300]
         )

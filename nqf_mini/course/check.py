@@ -12,39 +12,36 @@ chapter::
 
 The answer is called in a thread of its own and read back as plain data
 (:mod:`nqf_mini.course.answers`). A self-check runs the public cases; the grader (``make
-grade``) runs the same checks on hidden, randomised cases as well, in a process of its
-own.
+grade``, :mod:`nqf_mini.course.grade_notebook`) runs the same checks on hidden,
+randomised cases as well, in its own process, on answers computed in sandboxes.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
+from pathlib import Path
 from typing import Any
 
-from . import (
-    checks_ch1,
-    checks_ch2,
-    checks_ch3,
-    checks_ch4,
-    checks_ch5,
-    checks_ch6,
-    checks_ch7,
-    checks_ch8,
-    checks_ch9,
-)
 from .answers import Answer, AnswerError, LocalAnswer
 from .registry import CHECKS, CheckResult
 
-CHAPTER_MODULES = (
-    checks_ch1,
-    checks_ch2,
-    checks_ch3,
-    checks_ch4,
-    checks_ch5,
-    checks_ch6,
-    checks_ch7,
-    checks_ch8,
-    checks_ch9,
-)
+
+def _chapter_modules() -> tuple[Any, ...]:
+    """Import every ``checks_ch<N>`` module of this package, in chapter order (found,
+    not listed: a new chapter's checks register themselves by being there)."""
+    found = [
+        (int(match.group(1)), info.name)
+        for info in pkgutil.iter_modules([str(Path(__file__).parent)])
+        if (match := re.fullmatch(r"checks_ch(\d+)", info.name))
+    ]
+    return tuple(
+        importlib.import_module(f"{__package__}.{name}") for _, name in sorted(found)
+    )
+
+
+CHAPTER_MODULES = _chapter_modules()
 
 NO_ANSWER = (
     "no answer yet: replace the `raise NotImplementedError` (or the None) with your "

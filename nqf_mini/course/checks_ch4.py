@@ -230,9 +230,9 @@ def _ch4_nnls_end_state(answer: Answer, hidden: int | None) -> CheckResult:
     )
 
 
-# --- the extinction threshold of the widget -------------------------------------------
+# --- the extinction threshold of the explorer -----------------------------------------
 
-_B_WIDGET = (1.0, 0.7, 0.4)
+_B_EXPLORER = (1.0, 0.7, 0.4)
 
 
 @register_check("ch4.extinction_threshold")
@@ -242,7 +242,7 @@ def _ch4_extinction_threshold(answer: Answer, hidden: int | None) -> CheckResult
     c = number_answer(answer, "the critical coupling c*")
     if isinstance(c, CheckResult):
         return c
-    b1, b2, b3 = _B_WIDGET
+    b1, b2, b3 = _B_EXPLORER
     truth = b3 / (b1 + b2 - b3)  # b_3 (1 + 2c) = c (b_1 + b_2 + b_3)
     if abs(c - truth) <= 5e-3:
         return CheckResult(

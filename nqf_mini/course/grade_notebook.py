@@ -1,273 +1,68 @@
-"""Grade one submitted notebook (run by ``make grade`` once per notebook, in its own
-process).
+"""Grade one submitted notebook (:func:`grade_notebook`), for ``make grade``.
 
-The student's notebook runs, top to bottom, in a Jupyter kernel of its own (the "student
-kernel": a separate process, with a deadline for the whole notebook). What it prints is
-ignored, and so is anything it does to its own modules: a ``check.exercise`` replaced by
-``lambda *a: print("PASS")`` changes nothing here. After the last cell, this process
-asks the kernel, cell by cell, for each exercise's answer
-(:mod:`nqf_mini.course.probe`): a function is called on the public cases and on hidden,
-randomised ones drawn from a seed the notebook never saw, and only the plain data it
-returns (tensors, numbers, strings) comes back, read with
-``torch.load(weights_only=True)``. The checks of :mod:`nqf_mini.course.check` then judge
-that data in this process, which never runs a line of the student's code.
+The notebook's cells run in a sandboxed *notebook kernel* (:mod:`~nqf_mini.course.
+grading_kernel`, :mod:`~nqf_mini.course.sandbox`): every cell the student wrote, and of
+the lecture's cells those an answer depends on (:mod:`~nqf_mini.course.notebook_slice`).
+What it prints is ignored, and so is anything it does to its own modules. Then, exercise
+by exercise, the grader asks that kernel for the answer (the expression the student's
+own ``check.exercise(label, ...)`` call passes, or the one the instructor's chapter
+passes): a value comes back as plain data, a function as a pickle that a second
+sandboxed *answers kernel* loads and calls on the public cases and on hidden, randomised
+ones drawn here from a seed neither kernel sees. The checks of :mod:`nqf_mini.course.
+check` judge the plain results in this process, which never runs a line of the
+student's code.
 
-Usage: ``python -m nqf_mini.course.grade_notebook NOTEBOOK --chapter N --out
-result.json``.
+One answer that hangs, crashes its kernel or cannot be read costs that answer only: the
+kernel is started again for the next one.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
-import os
 import re
-import shutil
-import sys
-import tempfile
 import time
-from queue import Empty
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import nbformat
-import torch
-from nbclient import NotebookClient
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbclient.util import run_sync
 
-from .answers import Answer, AnswerError, encode_arrays, reject
+from .answers import PLAIN_TYPES, Answer, encode_arrays, plain, reject
 from .check import judge
-from .points import GRADED, labels_of_chapter
+from .notebook_slice import cells_to_run
+from .points import POINTS
+from .registry import CHECKS
+from .sandbox import Kernel, KernelFailure, KernelTimeout, Limits, StagedPackage
 
-#: Environment of the student kernel: CPU, one thread per kernel (the grader runs
-#: several).
-KERNEL_ENV = {
-    "NQF_DEVICE": "cpu",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "PYTHONHASHSEED": "0",
-}
+KINDS = ("missing", "value", "function", "functions", "error")
 
 
-class NotebookTimeout(Exception):
-    """The notebook (or a probe of its answers) ran past the deadline."""
+@dataclass(frozen=True)
+class ChapterKey:
+    """What the grader takes from an instructor chapter: its graded labels, the
+    expression each exercise's self-check passes, and its lecture cells."""
+
+    number: int
+    labels: tuple[str, ...]
+    expressions: dict[str, str]
+    lecture: frozenset[str]
 
 
-#: Longest single wait for a kernel message, in seconds (see :func:`poll_in_slices`).
-POLL_SLICE = 1.0
+def chapter_number(path: Path) -> int | None:
+    """The number a chapter's file name starts with (``04_lotka_volterra.ipynb``)."""
+    match = re.match(r"0*(\d+)_", path.name)
+    return int(match.group(1)) if match else None
 
 
-def poll_in_slices(channel: Any) -> None:
-    """Make ``channel.get_msg`` wait in slices of :data:`POLL_SLICE` seconds.
-
-    The client's sockets are asyncio ZMQ sockets, woken by an edge-triggered file
-    descriptor. A wake-up can be lost (the same race as ipykernel's shell socket had,
-    ipykernel PR 1529): the message sits in the socket, kernel and client both idle,
-    until the wait's timeout, whose final non-blocking poll finds it. nbclient waits
-    for a cell's reply in one piece (the whole cell timeout) and for its output with no
-    timeout at all, so a lost wake-up showed up as a cell that "took" exactly its
-    timeout, or as a run stalled for minutes. Waiting in short slices ends every slice
-    with that final poll: a lost wake-up then costs at most one slice.
-    """
-    get_msg = channel.get_msg
-
-    async def sliced(timeout: float | None = None) -> dict[str, Any]:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = POLL_SLICE if deadline is None else deadline - time.monotonic()
-            try:
-                return await get_msg(timeout=max(0.0, min(POLL_SLICE, left)))
-            except Empty:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise
-
-    channel.get_msg = sliced
+def labels_of_chapter(chapter: int) -> list[str]:
+    """The graded labels of ``chapter`` (registered checks, in registration order)."""
+    return [label for label in CHECKS if label.startswith(f"ch{chapter}.")]
 
 
-def start_kernel(client: NotebookClient, attempts: int = 3, **kwargs: Any) -> None:
-    """Start ``client``'s kernel and its channels, retrying when the kernel does not
-    answer; the channels wait in slices (:func:`poll_in_slices`).
-
-    A kernel that misses its start-up handshake (``startup_timeout``) is shut down and
-    replaced, so that one lost message at start-up fails fast and is retried instead of
-    stalling a run.
-    """
-    for attempt in range(1, attempts + 1):
-        client.km = client.create_kernel_manager()
-        try:
-            client.start_new_kernel(**kwargs)
-            client.start_new_kernel_client()
-            poll_in_slices(client.kc.shell_channel)
-            poll_in_slices(client.kc.iopub_channel)
-            return
-        except (RuntimeError, TimeoutError):
-            stop_kernel(client)  # start_new_kernel_client cleans up after itself
-            if attempt == attempts:
-                raise
-
-
-def stop_kernel(client: NotebookClient) -> None:
-    """Kill the kernel now (its whole process group) and close the channels."""
-    if client.km is not None and run_sync(client.km._async_is_alive)():
-        run_sync(client.km._async_shutdown_kernel)(now=True)
-    if client.kc is not None:
-        client.kc.stop_channels()
-
-
-class KernelSession:
-    """The student kernel, with a deadline for everything run in it."""
-
-    def __init__(
-        self,
-        nb: nbformat.NotebookNode,
-        deadline: float,
-        workdir: Path,
-        pid_file: Path | None = None,
-    ) -> None:
-        self.deadline = deadline
-        self.io = Path(tempfile.mkdtemp(prefix="nqf-probe-"))
-        self.client = NotebookClient(
-            nb,
-            timeout=60,
-            kernel_name="python3",
-            allow_errors=True,
-            record_timing=False,
-            startup_timeout=60,
-            iopub_timeout=10,
-            shutdown_kernel="immediate",
-        )
-        env = {**os.environ, **KERNEL_ENV}
-        self.probe_index = len(nb.cells)  # nbclient stores each executed cell there
-        nb.cells.append(nbformat.v4.new_code_cell(""))
-        start_kernel(self.client, env=env, cwd=str(workdir))
-        if pid_file is not None:
-            pid = getattr(self.client.km.provisioner, "pid", None)
-            pid_file.write_text(str(pid or ""))
-        self.calls = 0
-
-    def remaining(self) -> int:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise NotebookTimeout
-        return max(1, int(left))
-
-    def execute(
-        self, cell: nbformat.NotebookNode, index: int, store_history: bool = True
-    ) -> None:
-        """Run one cell; NotebookTimeout past the deadline, DeadKernelError if the
-        kernel dies."""
-        self.client.timeout = self.remaining()
-        try:
-            self.client.execute_cell(cell, index, store_history=store_history)
-        except CellTimeoutError:
-            raise NotebookTimeout from None
-
-    def run_code(self, code: str) -> None:
-        """Run the grader's own code in the kernel (not stored in the history)."""
-        self.execute(
-            nbformat.v4.new_code_cell(code), self.probe_index, store_history=False
-        )
-
-    def exchange(self, code: str, payload: Any | None = None) -> Any:
-        """Save ``payload`` for the kernel, run ``code`` (which may use {inp} and {out})
-        and
-        read back what it wrote, as plain data."""
-        self.calls += 1
-        inp, out = self.io / f"in{self.calls}.pt", self.io / f"out{self.calls}.pt"
-        if payload is not None:
-            torch.save(encode_arrays(payload), inp)
-        self.run_code(code.format(inp=str(inp), out=str(out)))
-        try:
-            return torch.load(out, weights_only=True)
-        except Exception as exc:  # noqa: BLE001
-            # Anything unreadable is the answer's failure.
-            raise reject(
-                f"the answer could not be read back from the kernel "
-                f"({type(exc).__name__})"
-            ) from None
-
-    def close(self) -> None:
-        stop_kernel(self.client)
-        shutil.rmtree(self.io, ignore_errors=True)
-
-
-_PROBE = "__import__('nqf_mini.course.probe', fromlist=['probe'])"
-
-
-class RemoteAnswer(Answer):
-    """An answer that lives in the student kernel; every call is a round trip to it."""
-
-    def __init__(
-        self,
-        session: KernelSession,
-        expr: str,
-        index: int | None = None,
-        name: str = "your function",
-    ) -> None:
-        self.session, self.expr, self.index, self.name = session, expr, index, name
-        if index is None:
-            info = session.exchange(f"{_PROBE}.describe({expr!r}, {{out!r}})")
-            info = info if isinstance(info, dict) else {"kind": "error"}
-        else:
-            info = {"kind": "function", "type": "function"}
-        self.kind = info.get("kind", "error")
-        self.type_name = str(info.get("type", "?"))
-        self.length = int(info.get("length", 0) or 0)
-        self._info = info
-        if self.kind == "error":
-            self.kind, self.type_name = (
-                "value",
-                f"an expression that raised {self.type_name}",
-            )
-
-    def _call(self, args: tuple, hessian: int | None = None) -> Any:
-        code = (
-            f"{_PROBE}.call({self.expr!r}, {self.index!r}, {{inp!r}}, {{out!r}}, "
-            f"{self.name!r}, {hessian!r})"
-        )
-        record = self.session.exchange(code, payload=args)
-        if not isinstance(record, dict) or record.get("status") not in (
-            "value",
-            "raised",
-            "refused",
-            "missing",
-        ):
-            raise reject("the answer's result could not be read back from the kernel")
-        if record["status"] == "value":
-            from .answers import plain
-
-            return plain(record["value"], f"the result of {self.name}")
-        raise reject(
-            str(record.get("message", ""))[:300], missing=record["status"] == "missing"
-        )
-
-    def __call__(self, *args: Any) -> Any:
-        return self._call(args)
-
-    @property
-    def value(self) -> Any:
-        if "error" in self._info:
-            raise reject(str(self._info["error"]))
-        from .answers import plain
-
-        return plain(self._info.get("value"))
-
-    def part(self, index: int) -> Answer:
-        return RemoteAnswer(
-            self.session, self.expr, index, f"your function #{index + 1}"
-        )
-
-    def hessian(self, x: Any, p: int) -> Any:
-        return self._call((x,), hessian=p)
-
-
-def answer_expression(nb: nbformat.NotebookNode, label: str) -> str:
-    """The expression the student's own ``check.exercise(label, ...)`` call passes (the
-    last one),
-    or the chapter's, from :data:`~nqf_mini.course.points.GRADED`."""
-    found = GRADED[label].answer
+def answer_expression(nb: nbformat.NotebookNode, label: str) -> str | None:
+    """The expression the notebook's last ``check.exercise(label, ...)`` call passes,
+    or None."""
+    found = None
     for cell in nb.cells:
         if cell.cell_type != "code" or label not in cell.source:
             continue
@@ -287,27 +82,170 @@ def answer_expression(nb: nbformat.NotebookNode, label: str) -> str:
     return found
 
 
-#: Code that has no business in a chapter and is how one would tamper with the grader's
-#: probe
-#: inside the student kernel (frames, profilers, the probe and the answers module
-#: themselves).
-TAMPERING = re.compile(
-    r"\b(setprofile|settrace|_getframe|currentframe|_current_frames|f_back|"
-    r"f_locals|f_globals|gc\.get_referr\w+|ctypes|course\.(?:probe|answers|"
-    r"grade\w*)|import\s[^\n]*\b(?:probe|answers|grade_notebook)\b)"
-)
+def chapter_keys(chapters: Path) -> dict[int, ChapterKey]:
+    """The :class:`ChapterKey` of every instructor chapter in ``chapters`` that has
+    graded exercises (found by their file names' numbers and the registered checks)."""
+    keys = {}
+    for path in sorted(chapters.glob("*.ipynb")):
+        number = chapter_number(path)
+        labels = labels_of_chapter(number) if number is not None else []
+        if not labels:
+            continue
+        nb = nbformat.read(path, as_version=4)
+        expressions = {}
+        for label in labels:
+            expr = answer_expression(nb, label)
+            if expr is None:
+                raise ValueError(
+                    f"{path.name}: no check.exercise({label!r}, ...) call, so the "
+                    f"grader does not know which name holds the answer"
+                )
+            if label not in POINTS:
+                raise ValueError(
+                    f"{label}: no points set; add it to nqf_mini/course/points.py"
+                )
+            expressions[label] = expr
+        lecture = frozenset(
+            cell.source.strip()
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            and "solution" not in cell.metadata.get("tags", [])
+        )
+        keys[number] = ChapterKey(number, tuple(labels), expressions, lecture)
+    return keys
 
 
-def tampering(nb: nbformat.NotebookNode) -> str | None:
-    """The first suspicious piece of code in the notebook's code cells, or None."""
-    for cell in nb.cells:
-        if cell.cell_type == "code" and (match := TAMPERING.search(cell.source)):
-            return match.group(0)
-    return None
+# --- the answers kernel ---------------------------------------------------------------
 
 
-def _row(label: str, verdict: str, message: str) -> dict[str, Any]:
-    points = GRADED[label].points
+class AnswerCalls:
+    """The answers kernel of one notebook, started when an answer is first called and
+    again after it died; it loads each answer's pickle before its first call."""
+
+    def __init__(self, staged: StagedPackage, limits: Limits, unsafe: bool) -> None:
+        self.staged, self.limits, self.unsafe = staged, limits, unsafe
+        self.kernel: Kernel | None = None
+        self.loaded: set[str] = set()
+        self.cpu = 0.0
+        self.dtype = "torch.float32"  # the notebook's default dtype, once it has run
+
+    def call(
+        self,
+        key: str,
+        blob: bytes,
+        index: int | None,
+        args: tuple,
+        name: str,
+        hessian: int | None = None,
+    ) -> Any:
+        """The plain result of calling answer ``key`` (element ``index`` of a tuple)
+        on ``args``, or AnswerError; KernelTimeout / KernelFailure when the kernel
+        fails."""
+        if self.kernel is None or self.kernel.closed:
+            self.close()
+            self.kernel = Kernel("answers", self.staged.answers, self.limits,
+                                 self.unsafe)
+            self.loaded = set()
+        if key not in self.loaded:
+            reply = self.kernel.request(
+                {"op": "load", "key": key, "blob": blob, "dtype": self.dtype}
+            )
+            if not isinstance(reply, dict) or reply.get("ok") is not True:
+                message = reply.get("message", "") if isinstance(reply, dict) else ""
+                raise reject(f"{name}: {message}"[:300])
+            self.loaded.add(key)
+        record = self.kernel.request({
+            "op": "call", "key": key, "index": index, "name": name,
+            "args": list(encode_arrays(args)), "hessian": hessian,
+        })
+        if not isinstance(record, dict) or record.get("status") not in (
+            "value", "raised", "refused", "missing"
+        ):
+            raise reject("the answer's result could not be read back")
+        if record["status"] == "value":
+            return plain(record.get("value"), f"the result of {name}")
+        raise reject(
+            str(record.get("message", ""))[:300], missing=record["status"] == "missing"
+        )
+
+    def close(self) -> None:
+        if self.kernel is not None:
+            self.cpu += self.kernel.cpu_seconds()
+            self.kernel.close()
+            self.kernel = None
+
+
+class RemoteAnswer(Answer):
+    """An answer as the notebook kernel described it; a function's calls go to the
+    answers kernel."""
+
+    def __init__(
+        self,
+        info: Any,
+        key: str,
+        calls: AnswerCalls,
+        index: int | None = None,
+        name: str = "your function",
+    ) -> None:
+        info = info if isinstance(info, dict) else {}
+        kind = info.get("kind")
+        self.kind = kind if kind in KINDS else "error"
+        self.type_name = str(info.get("type", "?"))[:100]
+        length = info.get("length", 0)
+        self.length = length if type(length) is int else 0
+        self._info, self.key, self.calls = info, key, calls
+        self.index, self.name = index, name
+        if self.kind == "error":
+            self.kind = "value"
+            self.type_name = f"an expression that raised {self.type_name}"
+
+    def _call(self, args: tuple, hessian: int | None = None) -> Any:
+        if "error" in self._info:
+            raise reject(str(self._info["error"])[:300])
+        blob = self._info.get("blob")
+        if not isinstance(blob, bytes):
+            raise reject(f"{self.name} could not be read back from the notebook")
+        return self.calls.call(self.key, blob, self.index, args, self.name, hessian)
+
+    def __call__(self, *args: Any) -> Any:
+        return self._call(args)
+
+    @property
+    def value(self) -> Any:
+        if "error" in self._info:
+            raise reject(str(self._info["error"])[:300])
+        if "value" not in self._info:
+            raise reject(f"your answer is {self.type_name}: expected {PLAIN_TYPES}")
+        return plain(self._info["value"])
+
+    def part(self, index: int) -> Answer:
+        return RemoteAnswer(
+            {**self._info, "kind": "function"}, self.key, self.calls, index,
+            f"your function #{index + 1}",
+        )
+
+    def hessian(self, x: Any, p: int) -> Any:
+        return self._call((x,), hessian=p)
+
+
+# --- one notebook ---------------------------------------------------------------------
+
+
+@dataclass
+class Graded:
+    """The rows of one notebook and how it went."""
+
+    rows: list[dict[str, Any]]
+    cells_run: int = 0
+    cells: int = 0
+    cell_errors: list[tuple[int, str]] = field(default_factory=list)
+    cpu: float = 0.0
+    seconds: float = 0.0
+
+
+def row(label: str, verdict: str, message: str) -> dict[str, Any]:
+    """One gradebook row: ``label``'s points follow from the verdict."""
+    points = POINTS[label]
     return {
         "label": label,
         "points": points if verdict == "pass" else 0,
@@ -317,113 +255,122 @@ def _row(label: str, verdict: str, message: str) -> dict[str, Any]:
     }
 
 
-def grade_notebook(
-    path: Path,
-    chapter: int,
-    seed: int,
-    timeout: float,
-    pid_file: Path | None = None,
-    timing: dict[str, float] | None = None,
-) -> list[dict[str, Any]]:
-    """One row per graded exercise of ``chapter`` for the notebook at ``path``.
+class NotebookFailed(Exception):
+    """The notebook itself did not run to its end: every answer left gets
+    ``verdict``."""
 
-    ``timing``, when given, receives the seconds spent starting the kernel, running the
-    cells (and the slowest cell), probing the answers and stopping the kernel.
-    """
-    timing = {} if timing is None else timing
-    labels = labels_of_chapter(chapter)
+    def __init__(self, verdict: str, message: str) -> None:
+        super().__init__(message)
+        self.verdict, self.message = verdict, message[:300]
+
+
+class NotebookKernel:
+    """The notebook kernel of one submission: started, and the notebook's cells run,
+    when an answer is first asked for, and again after it died."""
+
+    def __init__(
+        self, data: bytes, name: str, cells: list[tuple[int, str]],
+        staged: StagedPackage, limits: Limits, unsafe: bool,
+    ) -> None:
+        self.data, self.name, self.cells = data, name, cells
+        self.staged, self.limits, self.unsafe = staged, limits, unsafe
+        self.kernel: Kernel | None = None
+        self.cpu = 0.0
+        self.dtype = "torch.float32"
+        self.cell_errors: list[tuple[int, str]] = []
+
+    def describe(self, expr: str) -> Any:
+        """What the notebook's answer ``expr`` is (see :class:`RemoteAnswer`)."""
+        if self.kernel is None or self.kernel.closed:
+            self.close()
+            self.kernel = Kernel("notebook", self.staged.notebook, self.limits,
+                                 self.unsafe)
+            try:
+                result = self.kernel.request({"op": "run", "notebook": self.data,
+                                              "name": self.name, "cells": self.cells})
+            except KernelTimeout as exc:
+                message = f"the notebook did not finish: it {exc}"
+                raise NotebookFailed("timeout", message) from None
+            except KernelFailure as exc:
+                message = f"the notebook's kernel stopped while it ran: {exc}"
+                raise NotebookFailed("error", message) from None
+            result = result if isinstance(result, dict) else {}
+            self.dtype = str(result.get("dtype", "torch.float32"))
+            errors = result.get("errors", [])
+            self.cell_errors = [(i, str(m)[:200]) for i, m in errors
+                                if type(i) is int][:20]
+        return self.kernel.request({"op": "describe", "expr": expr})
+
+    def close(self) -> None:
+        if self.kernel is not None:
+            self.cpu += self.kernel.cpu_seconds()
+            self.kernel.close()
+            self.kernel = None
+
+
+def grade_notebook(
+    data: bytes,
+    name: str,
+    key: ChapterKey,
+    seed: int,
+    staged: StagedPackage,
+    limits: Limits,
+    unsafe: bool = False,
+) -> Graded:
+    """Grade the notebook ``data`` (its file's bytes; ``name`` its file name) as
+    chapter ``key``: one row per graded exercise (see the module docstring)."""
     start = time.monotonic()
     try:
-        nb = nbformat.read(path, as_version=4)
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as exc:  # noqa: BLE001
         # An unreadable file is the submission's error.
-        return [
-            _row(label, "error", f"the notebook cannot be read: {exc}"[:300])
-            for label in labels
-        ]
-    if (found := tampering(nb)) is not None:
-        return [
-            _row(
-                label,
-                "error",
-                f"not graded: the notebook uses `{found}`, which reaches into the "
-                f"grader or the call stack; review it by hand",
-            )
-            for label in labels
-        ]
-    workdir = Path(tempfile.mkdtemp(prefix="nqf-grade-"))
-    session, rows = None, []
+        message = f"the notebook cannot be read: {type(exc).__name__}: {exc}"[:300]
+        return Graded([row(label, "error", message) for label in key.labels])
+    sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    expressions = {
+        label: answer_expression(nb, label) or key.expressions[label]
+        for label in key.labels
+    }
+    run = cells_to_run(sources, set(key.lecture), list(expressions.values()))
+    graded = Graded([], cells_run=len(run), cells=len(sources))
+    notebook = NotebookKernel(data, name, [(i, sources[i]) for i in run], staged,
+                              limits, unsafe)
+    calls = AnswerCalls(staged, limits, unsafe)
     try:
-        expressions = {label: answer_expression(nb, label) for label in labels}
-        cells = list(enumerate(nb.cells))
-        mark = time.monotonic()
-        session = KernelSession(nb, start + timeout, workdir, pid_file)
-        timing["kernel"], mark = time.monotonic() - mark, time.monotonic()
-        timing["slowest_cell"] = 0.0
-        for index, cell in cells:
-            if cell.cell_type == "code":
-                session.execute(cell, index)
-                timing["slowest_cell"] = max(
-                    timing["slowest_cell"], time.monotonic() - mark
-                )
-                mark = time.monotonic()
-        timing["cells"] = time.monotonic() - start - timing["kernel"]
-        mark = time.monotonic()
-        for label in labels:
-            answer = RemoteAnswer(session, expressions[label])
-            result = judge(label, answer, hidden=seed)
-            verdict = "pass" if result.ok else "missing" if result.missing else "fail"
-            rows.append(_row(label, verdict, result.message))
-        timing["probes"] = time.monotonic() - mark
-        return rows
-    except NotebookTimeout:
-        verdict, message = (
-            "timeout",
-            f"the notebook did not finish within {timeout:g} s",
-        )
-    except DeadKernelError:
-        verdict, message = "error", "the kernel died while running the notebook"
-    except AnswerError as err:
-        verdict, message = "error", err.verdict.message
-    except Exception as exc:  # noqa: BLE001
-        # A crash of the run is the notebook's error.
-        verdict, message = "error", f"{type(exc).__name__}: {exc}"[:300]
+        for label in key.labels:
+            graded.rows.append(_grade_answer(label, expressions[label], seed,
+                                             notebook, calls))
+    except NotebookFailed as failed:
+        graded.rows += [row(label, failed.verdict, failed.message)
+                        for label in key.labels[len(graded.rows):]]
     finally:
-        mark = time.monotonic()
-        if session is not None:
-            session.close()
-        timing["close"] = time.monotonic() - mark
-        shutil.rmtree(workdir, ignore_errors=True)
-    return rows + [_row(label, verdict, message) for label in labels[len(rows) :]]
+        notebook.close()
+        calls.close()
+    graded.cell_errors = notebook.cell_errors
+    graded.cpu = notebook.cpu + calls.cpu
+    graded.seconds = time.monotonic() - start
+    return graded
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebook", type=Path)
-    parser.add_argument("--chapter", type=int, required=True)
-    parser.add_argument(
-        "--seed", type=int, required=True, help="seed of the hidden cases"
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds for the notebook"
-    )
-    parser.add_argument(
-        "--out", type=Path, required=True, help="where to write the rows (JSON)"
-    )
-    parser.add_argument(
-        "--pid-file", type=Path, help="where to write the kernel's process id"
-    )
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    start = time.monotonic()
-    timing: dict[str, float] = {}
-    rows = grade_notebook(
-        args.notebook, args.chapter, args.seed, args.timeout, args.pid_file, timing
-    )
-    timing["total"] = time.monotonic() - start
-    args.out.write_text(json.dumps({"rows": rows, "timing": timing}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def _grade_answer(
+    label: str, expr: str, seed: int, notebook: NotebookKernel, calls: AnswerCalls
+) -> dict[str, Any]:
+    """The row of one exercise; a failure costs this answer only (NotebookFailed
+    aside)."""
+    calls.dtype = notebook.dtype
+    try:
+        info = notebook.describe(expr)
+        calls.dtype = notebook.dtype
+        result = judge(label, RemoteAnswer(info, label, calls), hidden=seed)
+    except NotebookFailed:
+        raise
+    except KernelTimeout as exc:
+        return row(label, "timeout", f"this answer {exc}"[:300])
+    except KernelFailure as exc:
+        return row(label, "error", f"this answer: {exc}"[:300])
+    except Exception as exc:  # noqa: BLE001
+        # A check that cannot judge what came back: this answer's error only.
+        message = f"the answer could not be judged ({type(exc).__name__}: {exc})"
+        return row(label, "error", message[:300])
+    verdict = "pass" if result.ok else "missing" if result.missing else "fail"
+    return row(label, verdict, result.message)

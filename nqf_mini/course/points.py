@@ -1,55 +1,39 @@
 """Points per self-checked exercise: the one place where a teacher sets them (``make
 grade``).
 
-``GRADED`` maps each self-check label to its points and to the expression that names the
-answer in the chapter (what the exercise asks the student to define and what the
-self-check call passes, e.g. ``A_bias`` or ``(f_gcn, A_gcn)``). The grader evaluates
-that expression in the student's kernel, or the expression the student's own
-``check.exercise(label, ...)`` call passes when the notebook has one. The defaults
-follow the difficulty: 3 points for a two-star coding exercise, 2 for a one-star one (or
-a number to derive), 1 for a prediction made with a widget. Derivations without a
-self-check are graded by hand with the rubric of the instructor page.
+The defaults follow the difficulty: 3 points for a two-star coding exercise, 2 for a
+one-star one (or a number to derive), 1 for a prediction checked with the chapter's
+explorer. Which name holds each answer is read from the instructor chapters' own
+self-check calls (:func:`nqf_mini.course.grade_notebook.chapter_keys`); derivations are
+graded by hand with the rubrics of the instructor page
+(:mod:`nqf_mini.course.rubrics`). A new chapter's checks need one line here each.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Graded:
-    """How one self-checked exercise is graded: its points and the answer's
-    expression."""
-
-    points: int
-    answer: str
-
-
-GRADED: dict[str, Graded] = {
-    "ch1.mlp_bias_A": Graded(3, "A_bias"),
-    "ch1.remainder_orders": Graded(1, "predictions"),
-    "ch2.biased_attention_A": Graded(3, "A_biased"),
-    "ch2.gcn": Graded(3, "(f_gcn, A_gcn)"),
-    "ch2.commuting": Graded(1, "predictions"),
-    "ch3.m_step": Graded(3, "m_step"),
-    "ch3.equivariance": Graded(1, "predictions"),
-    "ch4.lv_rhs": Graded(2, "lv_rhs"),
-    "ch4.nnls_end_state": Graded(3, "end_state"),
-    "ch4.extinction_threshold": Graded(2, "c_star"),
-    "ch5.half_time": Graded(2, "half_time"),
-    "ch5.competition_slope": Graded(3, "slope"),
-    "ch6.exponent": Graded(2, "exponent"),
-    "ch6.fit_window": Graded(3, "fit_window"),
-    "ch7.best_linear_loss": Graded(2, "best_linear_loss"),
-    "ch7.remainder_exponent": Graded(2, "exponents"),
-    "ch7.ntk_regime": Graded(2, "regime"),
-    "ch8.agreement_window": Graded(3, "first_onset"),
-    "ch8.qk_nqf": Graded(3, "qk_nqf"),
-    "ch9.layerwise_nqf": Graded(2, "layerwise_nqf"),
-    "ch9.order_parameters": Graded(3, "order_parameters"),
+POINTS: dict[str, int] = {
+    "ch1.mlp_bias_A": 3,
+    "ch1.remainder_orders": 1,
+    "ch2.biased_attention_A": 3,
+    "ch2.gcn": 3,
+    "ch2.commuting": 1,
+    "ch3.m_step": 3,
+    "ch3.equivariance": 1,
+    "ch4.lv_rhs": 2,
+    "ch4.nnls_end_state": 3,
+    "ch4.extinction_threshold": 2,
+    "ch5.half_time": 2,
+    "ch5.competition_slope": 3,
+    "ch6.exponent": 2,
+    "ch6.fit_window": 3,
+    "ch7.best_linear_loss": 2,
+    "ch7.remainder_exponent": 2,
+    "ch7.ntk_regime": 2,
+    "ch8.agreement_window": 3,
+    "ch8.qk_nqf": 3,
+    "ch9.layerwise_nqf": 2,
+    "ch9.order_parameters": 3,
+    "ch10.whiten": 2,
+    "ch10.ignition_step": 3,
+    "ch10.assumptions": 1,
 }
-
-
-def labels_of_chapter(chapter: int) -> list[str]:
-    """The graded labels of ``chapter``, in the order of the table."""
-    return [label for label in GRADED if label.startswith(f"ch{chapter}.")]

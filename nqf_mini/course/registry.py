@@ -1,12 +1,13 @@
 """The registry of self-checks: labels ``"ch<N>.<name>"`` mapped to check functions
-(Chapters 1-7).
+(one module ``checks_ch<N>`` per chapter).
 
 A check takes a student's answer, seen through an
 :class:`~nqf_mini.course.answers.Answer`, and ``hidden``: ``None`` for the public cases
 a student's self-check runs, or a seed for the grader, which adds randomised cases the
 student has never seen. It returns a :class:`CheckResult`: ``ok`` and a message meant
-for the student. The per-chapter modules ``checks_ch1`` ... ``checks_ch7`` register
-their checks here; :mod:`nqf_mini.course.check` is what a notebook calls.
+for the student. The per-chapter modules ``checks_ch<N>`` register their checks here
+(:mod:`nqf_mini.course.check` imports every one it finds); ``check.exercise`` is what a
+notebook calls.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ lock file).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import nbformat
@@ -43,9 +44,7 @@ def site_url(root: Path = ROOT) -> str:
     base = (conf.get("html") or {}).get("baseurl") or ""
     if base:
         return base.rstrip("/") + "/"
-    owner, name = (
-        urlsplit(install_cell.repository_url(root)).path.strip("/").split("/")[:2]
-    )
+    owner, name = urlsplit(install_cell.repository_url(root)).path.strip("/").split("/")[:2]
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
@@ -86,9 +85,7 @@ def docname(path: Path, root: Path = ROOT) -> str:
 
 def build_table(html_dir: Path, root: Path = ROOT) -> dict[str, Any]:
     """The numbering table of the book built in ``html_dir`` (see :mod:`.numbering`)."""
-    chapters = {
-        docname(p, root): nbformat.read(p, as_version=4) for p in edition_paths(root)
-    }
+    chapters = {docname(p, root): nbformat.read(p, as_version=4) for p in edition_paths(root)}
     return numbering.extract(html_dir, chapters, toc_docs(root))
 
 
@@ -100,9 +97,7 @@ def load_table(root: Path = ROOT) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------
 
 
-def _clean_code(
-    cell: nbformat.NotebookNode, keep_outputs: bool
-) -> nbformat.NotebookNode:
+def _clean_code(cell: nbformat.NotebookNode, keep_outputs: bool) -> nbformat.NotebookNode:
     new = nbformat.from_dict(dict(cell))
     new.metadata = {k: v for k, v in cell.metadata.items() if k != "execution"}
     if not keep_outputs:
@@ -120,13 +115,10 @@ def edition_note(doc: str, site: str) -> str:
 
 def references(keys: list[str], table: dict[str, Any], level: int = 2) -> str:
     """The reference list of the cited works, with the labels the book shows."""
-    entries = sorted(
-        (table["citations"][k]["label"], table["citations"][k]["entry"]) for k in keys
-    )
+    entries = sorted((table["citations"][k]["label"], table["citations"][k]["entry"]) for k in keys)
     lines = [f"{'#' * level} References", ""]
     lines += [
-        f"* [{transforms.escape(label)}] {transforms.escape(entry)}"
-        for label, entry in entries
+        f"* [{transforms.escape(label)}] {transforms.escape(entry)}" for label, entry in entries
     ]
     return "\n".join(lines)
 
@@ -178,9 +170,7 @@ def convert_notebook(
             first_code = False
             new = _clean_code(cell, keep_outputs=False)
             new.source = install_source
-        elif cell.cell_type == "code" and (
-            SOLUTION_TAG in tags or ctx.region is not None
-        ):
+        elif cell.cell_type == "code" and (SOLUTION_TAG in tags or ctx.region is not None):
             if student:
                 if solution_code is None:
                     continue
@@ -265,12 +255,8 @@ def stale(root: Path = ROOT) -> list[str]:
         if not target.is_file():
             problems.append(f"{target.relative_to(root)} missing")
         elif target.read_text(encoding="utf-8") != text:
-            problems.append(
-                f"{target.relative_to(root)} differs from what {path.name} gives"
-            )
+            problems.append(f"{target.relative_to(root)} differs from what {path.name} gives")
     problems += [
-        f"{p.relative_to(root)} has no chapter"
-        for p in dest.glob("*.ipynb")
-        if p.name not in names
+        f"{p.relative_to(root)} has no chapter" for p in dest.glob("*.ipynb") if p.name not in names
     ]
     return problems

@@ -1,10 +1,11 @@
 """The first code cell of every chapter: install ``nqf_mini`` in Colab, and nowhere
 else. One canonical text, made here from the repository address in ``_config.yml`` and
-the package version in ``pyproject.toml`` (the tag ``v<version>``):
+the package version ``nqf_mini.__version__`` (the tag ``v<version>``):
 
 * ``pip install --no-deps`` from the repository at that tag, so none of Colab's own
   packages is replaced (a resolving install upgrades ipywidgets 7.7.1 to 8.x, whose
-  front end breaks Colab's controls); Colab already ships torch, numpy and matplotlib;
+  front end breaks Colab's controls); Colab already ships torch, numpy, matplotlib and
+  scikit-learn (Chapter 10's digits);
 * ``NQF_DEVICE=cpu``, so that a Colab GPU reproduces the stored CPU numbers, with one
   visible line saying how to use the GPU instead;
 * nothing at all outside Colab.
@@ -15,7 +16,6 @@ The notebook editions always carry this cell; ``make install-cells`` writes it i
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import nbformat
@@ -38,26 +38,24 @@ def repository_url(root: Path) -> str:
     return config["repository"]["url"].rstrip("/").removesuffix(".git")
 
 
-def package_version(root: Path) -> str:
-    """``project.version`` of ``pyproject.toml`` (read without tomllib, absent on 3.10).
-    """
-    text = (root / "pyproject.toml").read_text(encoding="utf-8")
-    project = text.split("[project]", 1)[1].split("\n[", 1)[0]
-    match = re.search(r'^version\s*=\s*"([^"]+)"', project, re.M)
-    if not match:
-        raise ValueError("pyproject.toml: no version in [project]")
-    return match.group(1)
+def package_version() -> str:
+    """The package's version, ``nqf_mini.__version__``: its one home (``pyproject.toml``
+    reads it too, as a dynamic field)."""
+    from nqf_mini import __version__
+
+    return __version__
 
 
-def pinned_ref(root: Path) -> str:
-    """The git reference the Colab cell installs: the release tag of the package
-    version."""
-    return f"v{package_version(root)}"
+def pinned_ref(version: str | None = None) -> str:
+    """The git reference the Colab cell installs: the release tag of ``version``
+    (default: the package's)."""
+    return f"v{version or package_version()}"
 
 
-def install_cell_source(root: Path) -> str:
-    """The canonical source of the first code cell."""
-    return TEMPLATE.format(url=repository_url(root), ref=pinned_ref(root))
+def install_cell_source(root: Path, version: str | None = None) -> str:
+    """The canonical source of the first code cell (for the package's version, or
+    ``version``)."""
+    return TEMPLATE.format(url=repository_url(root), ref=pinned_ref(version))
 
 
 def first_code_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:

@@ -101,6 +101,14 @@ def directive_name(line: str) -> str | None:
     return directive.group("name") if directive else None
 
 
+def directive_argument(line: str) -> str:
+    """The argument on a directive's opening line (``ex-ch1-a`` of
+    ```` ```{solution-start} ex-ch1-a ````), or ``""``."""
+    fence = OPEN_FENCE.match(line)
+    directive = fence and DIRECTIVE_INFO.match(fence.group("info").strip())
+    return directive.group("argument") if directive else ""
+
+
 def parse_blocks(text: str) -> list[Block]:
     """Split markdown source into plain text, directives and verbatim blocks, in order.
 
@@ -156,15 +164,11 @@ def _math_block(lines: list[str], i: int) -> tuple[int, Verbatim] | None:
     """The display-math block opened by ``$$`` at line i: (index of its last line,
     block)."""
     first = lines[i].strip()[2:]
-    if first.rstrip().endswith("$$") or MATH_CLOSE.search(
-        first
-    ):  # $$ ... $$ on one line
+    if first.rstrip().endswith("$$") or MATH_CLOSE.search(first):  # $$ ... $$ on one line
         match = MATH_CLOSE.search(first)
         if match:
             body = first[: match.start()]
-            return i, Verbatim(
-                lines[i], "math", match.group("label") or "", body.strip()
-            )
+            return i, Verbatim(lines[i], "math", match.group("label") or "", body.strip())
     for j in range(i + 1, len(lines)):
         match = MATH_CLOSE.search(lines[j])
         if match:
@@ -193,8 +197,7 @@ def split_explicit(content: str) -> tuple[str | None, str]:
 
 
 def walk_directives(blocks: list[Block]):
-    """Every directive in ``blocks`` and, depth first, in their bodies, in source order.
-    """
+    """Every directive in ``blocks`` and, depth first, in their bodies, in source order."""
     for block in blocks:
         if isinstance(block, Directive):
             yield block
@@ -202,8 +205,7 @@ def walk_directives(blocks: list[Block]):
 
 
 def markdown_roles(text: str) -> list[tuple[str, str]]:
-    """The roles of a markdown source in document order, code fences and math excluded.
-    """
+    """The roles of a markdown source in document order, code fences and math excluded."""
     found: list[tuple[str, str]] = []
     for block in parse_blocks(text):
         if isinstance(block, str):

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import nbformat
 
@@ -65,19 +66,17 @@ class Element:
     def text(self) -> str:
         return "".join(c if isinstance(c, str) else c.text() for c in self.children)
 
-    def iter(self) -> Iterator["Element"]:
+    def iter(self) -> Iterator[Element]:
         """This element and all elements below it, in document order."""
         yield self
         for child in self.children:
             if isinstance(child, Element):
                 yield from child.iter()
 
-    def find(self, tag: str | None = None, cls: str | None = None) -> "Element | None":
+    def find(self, tag: str | None = None, cls: str | None = None) -> Element | None:
         return next(self.find_all(tag, cls), None)
 
-    def find_all(
-        self, tag: str | None = None, cls: str | None = None
-    ) -> Iterator["Element"]:
+    def find_all(self, tag: str | None = None, cls: str | None = None) -> Iterator[Element]:
         for el in self.iter():
             if (tag is None or el.tag == tag) and (cls is None or cls in el.classes):
                 yield el
@@ -117,13 +116,10 @@ def parse_html(html: str) -> Element:
 
 
 def article(page: Element) -> Element:
-    """The page's content (the theme's ``bd-article``), without navigation and sidebars.
-    """
+    """The page's content (the theme's ``bd-article``), without navigation and sidebars."""
     found = page.find("article", "bd-article")
     if found is None:
-        raise ValueError(
-            "no <article class='bd-article'> in the page: did the theme change?"
-        )
+        raise ValueError("no <article class='bd-article'> in the page: did the theme change?")
     return found
 
 
@@ -150,8 +146,7 @@ def plain_title(text: str) -> str:
 
 
 def markdown_sources(nb: nbformat.NotebookNode) -> list[str]:
-    """The markdown cells the book renders (cells tagged ``remove-cell`` are not shown).
-    """
+    """The markdown cells the book renders (cells tagged ``remove-cell`` are not shown)."""
     return [
         c.source
         for c in nb.cells
@@ -174,12 +169,9 @@ def _source_items(nb: nbformat.NotebookNode) -> dict[str, list]:
             if isinstance(block, str):
                 if top:
                     items["sections"] += [
-                        (len(m.group("hashes")), m.group("title"))
-                        for m in HEADING.finditer(block)
+                        (len(m.group("hashes")), m.group("title")) for m in HEADING.finditer(block)
                     ]
-                items["cites"] += [
-                    c for r, c in myst.roles(block) if r.startswith("cite")
-                ]
+                items["cites"] += [c for r, c in myst.roles(block) if r.startswith("cite")]
             elif isinstance(block, myst.Verbatim):
                 if block.kind == "math" and block.label:
                     items["equations"].append(block.label)
@@ -190,9 +182,7 @@ def _source_items(nb: nbformat.NotebookNode) -> dict[str, list]:
                     items["blocks"].append(
                         (kind, block.label, block.argument, "nonumber" in block.options)
                     )
-                items["cites"] += [
-                    c for r, c in myst.roles(block.argument) if r.startswith("cite")
-                ]
+                items["cites"] += [c for r, c in myst.roles(block.argument) if r.startswith("cite")]
                 visit(myst.parse_blocks(block.body), False)
 
     for source in markdown_sources(nb):
@@ -231,9 +221,7 @@ def _html_items(root: Element) -> dict[str, list]:
             kind = (
                 "exercise"
                 if "exercise" in cls
-                else next(
-                    (c for c in sorted(cls - {"proof", "admonition", "dropdown"})), ""
-                )
+                else next((c for c in sorted(cls - {"proof", "admonition", "dropdown"})), "")
             )
             if kind:  # a bare "proof admonition": a proof
                 caption, title = _caption(el)
@@ -245,20 +233,10 @@ def _html_items(root: Element) -> dict[str, list]:
                         "title": title,
                     }
                 )
-        elif (
-            el.tag == "div"
-            and "math" in cls
-            and el.attrs.get("id", "").startswith("equation-")
-        ):
+        elif el.tag == "div" and "math" in cls and el.attrs.get("id", "").startswith("equation-"):
             eqno = el.find("span", "eqno")
-            number = (
-                re.sub(r"[()]", "", eqno.text()).replace("#", "").strip()
-                if eqno
-                else ""
-            )
-            items["equations"].append(
-                {"id": el.attrs["id"][len("equation-") :], "number": number}
-            )
+            number = re.sub(r"[()]", "", eqno.text()).replace("#", "").strip() if eqno else ""
+            items["equations"].append({"id": el.attrs["id"][len("equation-") :], "number": number})
         elif re.fullmatch(r"h[1-6]", el.tag):
             number_el = el.find("span", "section-number")
             if number_el is not None:
@@ -266,8 +244,7 @@ def _html_items(root: Element) -> dict[str, list]:
                     c if isinstance(c, str) else c.text()
                     for c in el.children
                     if not (
-                        isinstance(c, Element)
-                        and ({"section-number", "headerlink"} & c.classes)
+                        isinstance(c, Element) and ({"section-number", "headerlink"} & c.classes)
                     )
                 )
                 items["sections"].append(
@@ -294,9 +271,7 @@ def page_title(root: Element) -> tuple[str, str]:
     title = "".join(
         c if isinstance(c, str) else c.text()
         for c in h1.children
-        if not (
-            isinstance(c, Element) and ({"section-number", "headerlink"} & c.classes)
-        )
+        if not (isinstance(c, Element) and ({"section-number", "headerlink"} & c.classes))
     )
     return number, title.strip()
 
@@ -322,13 +297,10 @@ def _chapter_table(
 
     require(
         len(items["blocks"]) == len(html["blocks"]),
-        f"{len(items['blocks'])} numbered blocks in the source, "
-        f"{len(html['blocks'])} in the HTML",
+        f"{len(items['blocks'])} numbered blocks in the source, {len(html['blocks'])} in the HTML",
     )
     blocks = []
-    for (kind, label, argument, nonumber), shown in zip(
-        items["blocks"], html["blocks"]
-    ):
+    for (kind, label, argument, nonumber), shown in zip(items["blocks"], html["blocks"]):
         require(
             kind == shown["kind"],
             f"block {label or argument!r} is a {kind} in the source "
@@ -339,9 +311,7 @@ def _chapter_table(
             f"block {label!r} appears as id {shown['id']!r} in the HTML",
         )
         number = shown["caption"].rsplit(" ", 1)[-1] if shown["caption"] else ""
-        require(
-            bool(number) != nonumber, f"block {label or argument!r}: numbered or not?"
-        )
+        require(bool(number) != nonumber, f"block {label or argument!r}: numbered or not?")
         blocks.append(
             {
                 "kind": kind,
@@ -377,14 +347,11 @@ def _chapter_table(
         sections.append({"level": level, "number": shown["number"], "title": title})
     require(
         len(items["cites"]) == len(html["cites"]),
-        f"{len(items['cites'])} citations in the source, "
-        f"{len(html['cites'])} in the HTML",
+        f"{len(items['cites'])} citations in the source, {len(html['cites'])} in the HTML",
     )
     for content, shown in zip(items["cites"], html["cites"]):
         keys = [k.strip() for k in content.split(",") if k.strip()]
-        require(
-            len(keys) == len(shown), f"citation {content!r} shows {len(shown)} labels"
-        )
+        require(len(keys) == len(shown), f"citation {content!r} shows {len(shown)} labels")
         for key, (label, entry) in zip(keys, shown):
             known = citations.setdefault(key, {"label": label, "entry": entry})
             require(
@@ -407,17 +374,13 @@ def extract(
     for doc in pages:
         path = html_dir / f"{doc}.html"
         if not path.is_file():
-            raise FileNotFoundError(
-                f"{path} missing: build the book first (`make book`)"
-            )
+            raise FileNotFoundError(f"{path} missing: build the book first (`make book`)")
         root = article(parse_html(path.read_text(encoding="utf-8")))
         number, title = page_title(root)
         docs[doc] = {"number": number, "title": title}
         if doc in chapters:
             docs[doc].update(
-                _chapter_table(
-                    doc, _source_items(chapters[doc]), _html_items(root), citations
-                )
+                _chapter_table(doc, _source_items(chapters[doc]), _html_items(root), citations)
             )
     return {"docs": docs, "citations": dict(sorted(citations.items()))}
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 REMOTE_ASSET = re.compile(r"<(?:script|link)\b[^>]*\b(?:src|href)=\"(?:https?:)?//[^\"]+\"[^>]*>")
 
-pytestmark = pytest.mark.skipif(not HTML.exists(), reason="book not built: run `make book` first")
+NEEDS = (HTML / "index.html", "book")
 
 
 @pytest.mark.parametrize("page", toc_files())
@@ -32,31 +32,57 @@ def test_no_remote_scripts_or_stylesheets(page):
     assert not remote, f"{page}: loads remote assets {remote[:3]}"
 
 
-# --- what a reader sees: no TeX or MyST left in the prose ------------------------------------------
+# --- what a reader sees: no TeX or MyST left in the prose ----------------------------------
+
 
 class _Prose(HTMLParser):
     """The text of a page outside math, code, scripts and the page chrome."""
 
-    SKIP_TAGS = {"script", "style", "pre", "code", "textarea", "kbd", "samp", "svg", "head",
-                 "nav", "title"}
-    SKIP_CLASSES = {"math", "highlight", "cell_output", "output", "bd-sidebar-primary",
-                    "bd-header-article", "prev-next-area", "bd-footer", "toggle-details",
-                    "jupyter-widgets", "widget-subarea", "bd-sidebar-secondary"}
+    SKIP_TAGS = {
+        "script",
+        "style",
+        "pre",
+        "code",
+        "textarea",
+        "kbd",
+        "samp",
+        "svg",
+        "head",
+        "nav",
+        "title",
+    }
+    SKIP_CLASSES = {
+        "math",
+        "highlight",
+        "cell_output",
+        "output",
+        "bd-sidebar-primary",
+        "bd-header-article",
+        "prev-next-area",
+        "bd-footer",
+        "toggle-details",
+        "jupyter-widgets",
+        "widget-subarea",
+        "bd-sidebar-secondary",
+    }
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.stack: list[tuple[str, bool]] = []   # open elements: (tag, skipped or inside one)
+        self.stack: list[tuple[str, bool]] = []  # open elements: (tag, skipped or inside one)
         self.text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         classes = set((dict(attrs).get("class") or "").split())
-        skip = (tag in self.SKIP_TAGS or bool(classes & self.SKIP_CLASSES)
-                or bool(self.stack and self.stack[-1][1]))
+        skip = (
+            tag in self.SKIP_TAGS
+            or bool(classes & self.SKIP_CLASSES)
+            or bool(self.stack and self.stack[-1][1])
+        )
         if tag not in VOID:
             self.stack.append((tag, skip))
 
     def handle_endtag(self, tag):
-        for i in range(len(self.stack) - 1, -1, -1):      # close up to the matching element
+        for i in range(len(self.stack) - 1, -1, -1):  # close up to the matching element
             if self.stack[i][0] == tag:
                 del self.stack[i:]
                 break
@@ -66,8 +92,21 @@ class _Prose(HTMLParser):
             self.text.append(data)
 
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-        "track", "wbr"}
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
 # A dollar sign, a TeX command such as \frac or \operatorname, or MyST role/directive syntax.
 LEFTOVER = re.compile(r"\$|\\[A-Za-z]{2,}|\{(?:prf:ref|eq|numref|ref|doc|cite|math)\}`|```\{")
 
@@ -80,5 +119,5 @@ def test_no_tex_or_myst_left_in_the_prose(page):
     parser.feed(html)
     text = " ".join(parser.text)
     found = sorted({m.group() for m in LEFTOVER.finditer(text)})
-    context = [text[max(0, m.start() - 60):m.end() + 40] for m in LEFTOVER.finditer(text)][:3]
+    context = [text[max(0, m.start() - 60) : m.end() + 40] for m in LEFTOVER.finditer(text)][:3]
     assert not found, f"{page}: raw {found} in the rendered text, e.g. {context}"

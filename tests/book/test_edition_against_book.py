@@ -13,20 +13,18 @@ the build).
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from scripts.notebook_edition import edition, myst, numbering, transforms
+
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 
-from scripts.notebook_edition import edition, myst, numbering, transforms
 
-pytestmark = pytest.mark.skipif(
-    not (HTML / "index.html").exists(), reason="book not built: run `make book` first"
-)
+NEEDS = (HTML / "index.html", "book")
 CHAPTERS = edition.edition_paths(ROOT)  # the chapters and the companion pages
 MD_LINK = re.compile(r"^\[(?P<text>.*)\]\((?P<url>[^)]+)\)$")
 
@@ -35,14 +33,12 @@ def test_numbering_table_is_the_books():
     committed = edition.load_table(ROOT)
     fresh = edition.build_table(HTML, ROOT)
     assert numbering.dumps(committed) == numbering.dumps(fresh), (
-        "notebooks/book-numbering.json differs from the built book: "
-        "run `make notebooks`"
+        "notebooks/book-numbering.json differs from the built book: run `make notebooks`"
     )
 
 
 def _links(path: Path) -> dict[str, set[str]]:
-    """Text of every internal link of a page, by the page-relative target it points to.
-    """
+    """Text of every internal link of a page, by the page-relative target it points to."""
     root = numbering.article(numbering.parse_html(path.read_text(encoding="utf-8")))
     found: dict[str, set[str]] = {}
     for a in root.find_all("a"):
@@ -76,9 +72,7 @@ def test_references_read_as_in_the_book(path):
                 or (role == "doc" and h.endswith(f"{Path(target).name}.html"))
             ]
             texts = set().union(*(links[h] for h in hrefs)) if hrefs else set()
-            assert text in texts, (
-                f"{doc}: {{{role}}}`{content}` is {text!r}; the book: {texts}"
-            )
+            assert text in texts, f"{doc}: {{{role}}}`{content}` is {text!r}; the book: {texts}"
             checked += 1
     assert checked or "{" not in "".join(numbering.markdown_sources(nb))
 
@@ -100,9 +94,7 @@ def test_citation_labels_are_the_books(path):
     for label in used:
         assert re.search(rf"[\[ ]{re.escape(label)}[,\]\\]", text), (path.name, label)
     assert used, f"{path.name}: no citation in the edition"
-    assert not used - labels, (
-        f"{path.name}: labels the book does not show: {used - labels}"
-    )
+    assert not used - labels, f"{path.name}: labels the book does not show: {used - labels}"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -110,9 +102,7 @@ def test_launch_buttons_open_the_notebook_edition(path):
     doc = edition.docname(path)
     html = (HTML / f"{doc}.html").read_text(encoding="utf-8")
     buttons = edition.config(ROOT)["launch_buttons"]
-    hosts = "|".join(
-        re.escape(buttons[k].rstrip("/")) for k in ("colab_url", "binderhub_url")
-    )
+    hosts = "|".join(re.escape(buttons[k].rstrip("/")) for k in ("colab_url", "binderhub_url"))
     launch = re.findall(rf'href="((?:{hosts})/[^"]+)"', html)
     assert len(launch) == 2, f"{doc}: launch links {launch}"
     for url in launch:

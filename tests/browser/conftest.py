@@ -7,6 +7,7 @@ made, and the server records what it served.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -69,22 +70,30 @@ class BookServer:
     served: list = field(default_factory=list)
 
 
-@pytest.fixture(scope="session")
-def book_server():
-    if not (HTML / "index.html").is_file():
-        pytest.fail(f"no built book in {HTML.relative_to(ROOT)}: run `make book` first", pytrace=False)
+@contextlib.contextmanager
+def serve_directory(directory: Path):
+    """Serve ``directory`` on 127.0.0.1 (a free port) while the block runs; yields the base
+    URL and the list of (path, status) of every request served."""
     served: list = []
     handler = type("Handler", (_Handler,), {"served": served})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(HTML)))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(directory)))
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield BookServer(url=f"http://127.0.0.1:{httpd.server_address[1]}", served=served)
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", served
     finally:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def book_server():
+    if not (HTML / "index.html").is_file():
+        pytest.fail(f"no built book in {HTML.relative_to(ROOT)}: run `make book` first", pytrace=False)
+    with serve_directory(HTML) as (url, served):
+        yield BookServer(url=url, served=served)
 
 
 @dataclass

@@ -11,11 +11,13 @@ import nbformat
 import pytest
 import yaml
 
+from scripts.notebook_edition import exercises as grammar
+
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-# Chapters 1-7 teach the theory and each has an explorer; Chapters 8-9 report the paper's
-# experiments as fixed grids of runs (the "Appendix" part of the table of contents).
-LECTURES = [p for p in CHAPTERS if int(p.stem.split("_")[0]) <= 7]
+# Chapters 1-7 teach the theory and Chapter 10 tests it on real data; each has an explorer.
+# Chapters 8-9 report the paper's experiments as fixed grids of runs (the "Appendix" part).
+LECTURES = [p for p in CHAPTERS if int(p.stem.split("_")[0]) not in (8, 9)]
 
 
 def toc_files():
@@ -43,7 +45,8 @@ def test_there_are_chapters():
 def test_toc_and_chapter_folder_agree():
     listed = {f for f in toc_files() if f.startswith("chapters/")}
     present = {f"chapters/{p.stem}" for p in CHAPTERS}
-    assert listed == present, f"in _toc.yml only: {listed - present}; on disk only: {present - listed}"
+    assert listed == present, (
+        f"in _toc.yml only: {listed - present}; on disk only: {present - listed}")
     for f in toc_files():
         assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
 
@@ -62,7 +65,8 @@ def test_executed_top_to_bottom_without_errors(path):
 
 
 def canonical_install_cell():
-    """The Colab install cell made from _config.yml and pyproject.toml (scripts/notebook_edition)."""
+    """The Colab install cell made from _config.yml and the version
+    (scripts/notebook_edition)."""
     from scripts.notebook_edition.install_cell import install_cell_source
 
     return install_cell_source(ROOT)
@@ -72,7 +76,8 @@ def canonical_install_cell():
 def test_first_code_cell_installs_in_colab_only(path):
     first = code_cells(nbformat.read(path, as_version=4))[0]
     assert '"google.colab" in sys.modules' in first.source
-    assert f"git+{repository_url()}" in first.source, "install cell and _config.yml disagree on the URL"
+    assert f"git+{repository_url()}" in first.source, (
+        "install cell and _config.yml disagree on the URL")
     assert first.source == canonical_install_cell(), (
         f"{path.name}: the first code cell is not the canonical install cell (--no-deps, pinned "
         f"tag, NQF_DEVICE=cpu in Colab): run `make install-cells`")
@@ -81,14 +86,26 @@ def test_first_code_cell_installs_in_colab_only(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_install_cell_installs_the_release_of_this_version(path):
+    """The tag every Colab cell installs is ``v`` + the package's version, the tag
+    ``make release`` creates."""
+    import nqf_mini
+
+    first = code_cells(nbformat.read(path, as_version=4))[0]
+    tags = re.findall(r"nqf_mini @ git\+\S+?@([\w.\-]+)", first.source)
+    assert tags == [f"v{nqf_mini.__version__}"], (path.name, tags)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_lecture_anatomy(path):
     nb = nbformat.read(path, as_version=4)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "**Learning objectives.**" in text and "**Prerequisites.**" in text
-    exercises = text.count("```{exercise}")
-    assert exercises >= 3, f"{path.name}: {exercises} exercises, need at least 3"
-    solutions = text.count("```{solution}") + text.count("```{solution-start}")
-    assert solutions == exercises and text.count(":class: dropdown") >= solutions
+    found = grammar.exercises(nb)
+    assert len(found) >= 3, f"{path.name}: {len(found)} exercises, need at least 3"
+    solved = [label for label, _ in grammar.solutions(nb)]
+    assert sorted(solved) == sorted(ex.label for ex in found), (path.name, solved)
+    assert text.count(":class: dropdown") >= len(solved)
     assert "assert " in "\n".join(c.source for c in code_cells(nb)), "a chapter checks its claims"
 
 
@@ -127,28 +144,23 @@ def test_explorer_works_without_a_kernel(path):
 
 # --- one exercise convention, one figure style ----------------------------------------------------
 
-def _chapter_status():
-    import chapter_status   # book/_ext, on the path by pytest's configuration
-
-    return chapter_status
-
-
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_exercise_convention(path):
-    """Each exercise: a label ex-ch<N>-..., a difficulty and kind; coding ones a registered check."""
+    """Each exercise: a label ex-ch<N>-..., a difficulty and kind; coding ones a
+    registered check."""
     from nqf_mini.course.check import CHECKS
 
     number = int(path.stem.split("_")[0])
-    found = _chapter_status().exercises(nbformat.read(path, as_version=4))
+    found = grammar.exercises(nbformat.read(path, as_version=4))
     assert found
     for ex in found:
-        assert ex["label"].startswith(f"ex-ch{number}-"), ex
-        assert 1 <= ex["stars"] <= 3 and ex["kind"] in {"derivation", "coding", "exploration"}, (
-            f"{ex['label']}: needs a line '*Difficulty: ★★☆ (derivation|coding|exploration).*'")
-        if ex["kind"] == "coding":
-            assert ex["checks"], f"{ex['label']}: a coding exercise needs nqf.check.exercise(...)"
-        for label in ex["checks"]:
-            assert label in CHECKS and label.startswith(f"ch{number}."), (ex["label"], label)
+        assert ex.label.startswith(f"ex-ch{number}-"), ex
+        assert 1 <= ex.stars <= 3 and ex.kind in {"derivation", "coding", "exploration"}, (
+            f"{ex.label}: needs a line '*Difficulty: ★★☆ (derivation|coding|exploration).*'")
+        if ex.kind == "coding":
+            assert ex.checks, f"{ex.label}: a coding exercise needs nqf.check.exercise(...)"
+        for label in ex.checks:
+            assert label in CHECKS and label.startswith(f"ch{number}."), (ex.label, label)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -160,11 +172,13 @@ def test_one_figure_style(path):
     import matplotlib.image
 
     cells = code_cells(nbformat.read(path, as_version=4))
-    assert "apply_style()" in cells[1].source, f"{path.name}: call nqf.plotting.apply_style() in setup"
+    assert "apply_style()" in cells[1].source, (
+        f"{path.name}: call nqf.plotting.apply_style() in setup")
     literal = re.compile(r"\b(?:color|facecolor|edgecolor)\s*=\s*[\"'#]")
     for cell in cells:
         assert not literal.search(cell.source), (
-            f"{path.name}: use nqf_mini.plotting.COLORS instead of a colour literal:\n{cell.source}")
+            f"{path.name}: use nqf_mini.plotting.COLORS instead of a colour literal:\n"
+            f"{cell.source}")
         for out in cell.outputs:
             png = out.get("data", {}).get("image/png")
             if png:
@@ -173,7 +187,7 @@ def test_one_figure_style(path):
                     f"{path.name}: a figure has transparent pixels (unreadable in dark mode)")
 
 
-# --- what the reader sees of the code --------------------------------------------------------------
+# --- what the reader sees of the code ----------------------------------------------------
 
 MAX_LINE = 88
 FIGURE_CODE = re.compile(r"plt\.(?:subplots|figure|show)\(|\bexplorer\(")
@@ -191,7 +205,8 @@ def test_code_lines_fit_the_page(path):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_figure_code_is_behind_a_toggle(path):
-    """A cell that draws a figure hides its input (the figure is the point; the code a click away)."""
+    """A cell that draws a figure hides its input (the figure is the point; the code a
+    click away)."""
     for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
         if cell.cell_type == "code" and FIGURE_CODE.search(cell.source):
             tags = cell.metadata.get("tags", [])

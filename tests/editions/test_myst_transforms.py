@@ -6,17 +6,17 @@ too: it must flag every MyST construct that the conversion is supposed to remove
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from scripts.notebook_edition import edition, myst, transforms
+
 from .myst_leftovers import myst_leftovers
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from scripts.notebook_edition import edition, myst, transforms
 
 SITE = "https://example.org/book/"
 TABLE = {
@@ -106,9 +106,7 @@ def test_parse_blocks_splits_directives_code_and_math():
         "thm-a",
         "body",
     )
-    assert (
-        blocks[5].kind == "math" and blocks[5].label == "eq-a" and blocks[5].math == "a"
-    )
+    assert blocks[5].kind == "math" and blocks[5].label == "eq-a" and blocks[5].math == "a"
 
 
 def test_longer_fence_holds_code_fences():
@@ -133,9 +131,7 @@ def test_cite_before_a_parenthesis_is_not_a_link():
 
 def test_cite_shows_the_book_label_and_records_the_key():
     c = ctx()
-    assert transforms.roles("see {cite}`ziyin2026nqf,bahri2024`.", c) == (
-        "see [ZXPC26, BDK+24]."
-    )
+    assert transforms.roles("see {cite}`ziyin2026nqf,bahri2024`.", c) == ("see [ZXPC26, BDK+24].")
     assert c.cited == ["ziyin2026nqf", "bahri2024"]
 
 
@@ -147,10 +143,7 @@ def test_references_in_the_same_chapter_are_text_and_others_are_links():
     assert transforms.roles("{prf:ref}`lem-b`", c) == (
         f"[Lemma 2.1]({SITE}chapters/02_b.html#lem-b)"
     )
-    assert (
-        transforms.roles("{eq}`eq-b`", c)
-        == f"[(2.3)]({SITE}chapters/02_b.html#equation-eq-b)"
-    )
+    assert transforms.roles("{eq}`eq-b`", c) == f"[(2.3)]({SITE}chapters/02_b.html#equation-eq-b)"
     assert transforms.roles("{doc}`../book/open_questions`", c) == (
         f"[Open questions]({SITE}book/open_questions.html)"
     )
@@ -165,9 +158,9 @@ def test_explicit_titles_and_sections():
 
 def test_roles_inside_inline_code_are_kept():
     c = ctx()
-    assert transforms.roles(
-        "write `{eq}`? no: ``{cite}`x` `` and {eq}`eq-a`", c
-    ).endswith("and (1.1)")
+    assert transforms.roles("write `{eq}`? no: ``{cite}`x` `` and {eq}`eq-a`", c).endswith(
+        "and (1.1)"
+    )
     assert "``{cite}`x` ``" in transforms.roles("``{cite}`x` `` {eq}`eq-a`", c)
 
 
@@ -187,9 +180,7 @@ def test_targets_are_dropped_and_relative_links_go_online():
     c = ctx()
     assert transforms.targets("(sec-setting)=\n## Setting") == "\n## Setting"
     assert (
-        transforms.relative_links(
-            "[refs](../book/references.md#x) [web](https://a.b/c.md)", c
-        )
+        transforms.relative_links("[refs](../book/references.md#x) [web](https://a.b/c.md)", c)
         == f"[refs]({SITE}book/references.html#x) [web](https://a.b/c.md)"
     )
 
@@ -215,25 +206,20 @@ def test_theorem_gets_a_bold_numbered_lead():
 
 
 def test_theorem_starting_with_math_keeps_it_a_block():
-    out = transforms.convert(
-        "```{prf:theorem} Main\n:label: thm-a\n\n$$\nx\n$$\n```", ctx()
-    )
+    out = transforms.convert("```{prf:theorem} Main\n:label: thm-a\n\n$$\nx\n$$\n```", ctx())
     assert out == "**Theorem 1.1 (Main).**\n\n$$\nx\n$$"
 
 
 def test_proof_gets_a_lead_and_an_end_mark():
     assert transforms.convert("```{prf:proof}\nEasy.\n```", ctx()) == "*Proof.* Easy. ∎"
-    assert transforms.convert("```{prf:proof}\nSo\n\n$$\nx\n$$\n```", ctx()).endswith(
-        "$$\n\n∎"
-    )
+    assert transforms.convert("```{prf:proof}\nSo\n\n$$\nx\n$$\n```", ctx()).endswith("$$\n\n∎")
 
 
 def test_exercise_heading_has_number_title_difficulty_and_kind():
     c = ctx()
     c.heading_level, c.block_index = 2, 1  # the theorem of the table comes first
     out = transforms.convert(
-        "```{exercise} Derive: it\n:label: ex-a\n\n*Difficulty: ★★☆ "
-        "(derivation).* Show it.\n```",
+        "```{exercise} Derive: it\n:label: ex-a\n\n*Difficulty: ★★☆ (derivation).* Show it.\n```",
         c,
     )
     assert out == "### Exercise 1.1 (Derive: it) · ★★☆ · derivation\n\nShow it."
@@ -252,27 +238,21 @@ def test_solution_is_collapsed_or_left_out():
 
 def test_solution_region_spans_cells():
     c = ctx()
-    first = transforms.convert(
-        "Question.\n\n```{solution-start} ex-a\n:class: dropdown\n```", c
-    )
+    first = transforms.convert("Question.\n\n```{solution-start} ex-a\n:class: dropdown\n```", c)
     assert first == "Question.\n\n**Solution to Exercise 1.1.**" and c.region == "ex-a"
     last = transforms.convert("Why it works.\n\n```{solution-end}\n```\n\nNext.", c)
-    assert last.startswith(
-        "<details><summary>Solution to Exercise 1.1 (continued)</summary>"
-    )
+    assert last.startswith("<details><summary>Solution to Exercise 1.1 (continued)</summary>")
     assert last.endswith("</details>\n\nNext.") and c.region is None
     s = ctx(student=True)
     assert transforms.convert("Q.\n\n```{solution-start} ex-a\n```", s) == "Q."
-    assert transforms.convert(
-        "See {cite}`bahri2024`.\n```{solution-end}\n```\nNext.", s
-    ) == ("Next.")
+    assert transforms.convert("See {cite}`bahri2024`.\n```{solution-end}\n```\nNext.", s) == (
+        "Next."
+    )
     assert s.cited == []  # a citation only in a removed solution is not listed
 
 
 def test_admonitions_become_blockquotes():
-    assert (
-        transforms.convert("```{note}\nMind it.\n```", ctx()) == "> **Note.** Mind it."
-    )
+    assert transforms.convert("```{note}\nMind it.\n```", ctx()) == "> **Note.** Mind it."
     assert transforms.convert(":::{admonition} Careful\nTwo\n\nlines\n:::", ctx()) == (
         "> **Careful.** Two\n>\n> lines"
     )
@@ -298,8 +278,7 @@ def _notebook() -> nbformat.NotebookNode:
         ),
         nbformat.v4.new_code_cell("old install cell", metadata={"tags": ["hide-cell"]}),
         nbformat.v4.new_markdown_cell(
-            "```{exercise} Derive: it\n:label: ex-a\n\nDo.\n```\n\n"
-            "```{solution-start} ex-a\n```"
+            "```{exercise} Derive: it\n:label: ex-a\n\nDo.\n```\n\n```{solution-start} ex-a\n```"
         ),
         nbformat.v4.new_code_cell("answer = 1", metadata={"tags": ["solution"]}),
         nbformat.v4.new_markdown_cell("```{solution-end}\n```"),

@@ -24,12 +24,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from scripts import make_student
+from scripts.notebook_edition import edition, install_cell
+
 from .myst_leftovers import myst_leftovers
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from scripts import make_student
-from scripts.notebook_edition import edition, install_cell
 
 CHAPTERS = edition.chapter_paths(ROOT)
 EDITION = [ROOT / edition.EDITION / p.name for p in edition.edition_paths(ROOT)]
@@ -50,13 +51,9 @@ def test_edition_is_up_to_date():
 def test_edition_is_small():
     for path in EDITION:
         nb = nbformat.read(path, as_version=4)
-        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
-            path.name
-        )
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), path.name
         assert "widgets" not in nb.metadata, f"{path.name} carries widget state"
-        assert path.stat().st_size < 200_000, (
-            f"{path.name}: {path.stat().st_size} bytes"
-        )
+        assert path.stat().st_size < 200_000, f"{path.name}: {path.stat().st_size} bytes"
 
 
 def _markdown_problems(path: Path) -> list[str]:
@@ -91,7 +88,7 @@ def test_both_editions_start_with_the_canonical_install_cell(student, name):
 def test_install_cell_pins_the_tag_and_installs_nothing_else():
     source = install_cell.install_cell_source(ROOT)
     url = install_cell.repository_url(ROOT)
-    assert f"git+{url}@v{install_cell.package_version(ROOT)}" in source
+    assert f"git+{url}@v{install_cell.package_version()}" in source
     assert '"--no-deps"' in source
     assert '"NQF_DEVICE"] = "cpu"' in source and '"cuda"' in source
 
@@ -103,9 +100,7 @@ def _run_cell(monkeypatch, in_colab: bool) -> list:
     if in_colab:
         google = types.ModuleType("google")
         monkeypatch.setitem(sys.modules, "google", google)
-        monkeypatch.setitem(
-            sys.modules, "google.colab", types.ModuleType("google.colab")
-        )
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     else:
         monkeypatch.delitem(sys.modules, "google.colab", raising=False)
     exec(install_cell.install_cell_source(ROOT), {})
@@ -133,9 +128,7 @@ def test_student_edition_has_no_solutions_but_every_exercise(student):
 
         def exercises(nb):
             return [
-                e["label"]
-                for c in nb.cells
-                for e in c.metadata.get("nqf", {}).get("exercises", [])
+                e["label"] for c in nb.cells for e in c.metadata.get("nqf", {}).get("exercises", [])
             ]
 
         assert exercises(full) == exercises(mine) and exercises(full)
@@ -158,10 +151,7 @@ def test_readme_launch_links_open_the_edition():
     for path in CHAPTERS:
         target = f"{edition.EDITION}/{path.name}"
         colab = f"{buttons['colab_url']}/github/{owner_repo}/blob/{branch}/{target}"
-        binder = (
-            f"{buttons['binderhub_url']}/v2/gh/{owner_repo}/{branch}"
-            f"?urlpath={ui}/{target}"
-        )
+        binder = f"{buttons['binderhub_url']}/v2/gh/{owner_repo}/{branch}?urlpath={ui}/{target}"
         assert f"({colab})" in readme and f"({binder})" in readme, path.name
     for link in re.findall(r"\]\((https://[^)]+\.ipynb)\)", readme):
         name = link.rsplit("/", 1)[-1]

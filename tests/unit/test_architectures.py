@@ -5,6 +5,7 @@ each closed form of Chapter 2 must agree with it in float64 and float32, on the 
 when present. The declared ZGZ status and remainder order are measured, not trusted.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -293,10 +294,98 @@ def test_bad_parameters_are_refused(name, kw, match):
 
 def test_architectures_are_frozen_and_sample_inputs_are_seeded():
     arch = make_architecture("attention")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         arch.h = 5
     for name, kw in CASES:
         a = make_architecture(name, **kw)
         x1, x2 = a.sample_input(7), a.sample_input(7)
         assert torch.equal(flatten(x1), flatten(x2))
         assert isinstance(a.p, int) and a.p > 0
+
+
+# --- many samples at once: the classes' batched forms against the per-sample methods -------------
+
+def _stack(arch: Architecture, n: int, seed: int = 20):
+    samples = [arch.sample_input(seed + i) for i in range(n)]
+    if isinstance(samples[0], torch.Tensor):
+        return torch.stack(samples), samples
+    return tuple(torch.stack(parts) for parts in zip(*samples)), samples
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_batched_forms_and_predictor_equal_the_per_sample_methods(case):
+    """batched_forms, predictor and batched_f of every registered architecture against A, g, B,
+    f0 and f called one sample (and one run) at a time: the independent oracle of the fast
+    paths (vectorised for the MLP, attention and the MoE, a loop or vmap otherwise)."""
+    arch = arch_of(case)
+    xs, samples = _stack(arch, 5)
+    forms = arch.batched_forms(xs)
+    for i, x in enumerate(samples):
+        e = arch.expansion(x)
+        assert max_error(forms.A[i], e.A) <= 1e-14
+        assert max_error(forms.f0[i], e.f0) <= 1e-14
+        assert max_error(torch.zeros(arch.p) if forms.g is None else forms.g[i], e.g) <= 1e-14
+        assert max_error(torch.zeros(arch.p, arch.p) if forms.B is None else forms.B[i],
+                         e.B) <= 1e-14
+    d = units(arch) + 1 if arch.n_units is None else arch.n_units
+    W = torch.stack([0.4 * W_random(arch.p, d, seed=s) for s in (1, 2, 3)])    # (R, p, d)
+    one = torch.stack([arch.f(W[0], x) for x in samples])
+    assert max_error(arch.predictor(xs)(W[0]), one) <= 1e-13
+    assert max_error(arch.batched_f(W[0], xs), one) <= 1e-13
+    many = torch.stack([torch.stack([arch.f(w, x) for x in samples]) for w in W])
+    assert max_error(arch.predictor(xs)(W), many) <= 1e-13
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_methods_refuse_an_input_of_the_wrong_shape(case):
+    """A(x) of an input one entry too long (or a tuple one element short) raises naming `x` and
+    the architecture; before, mlp(n_in=3).A(randn(5)) returned a 6 x 6 matrix."""
+    arch = arch_of(case)
+    x = arch.sample_input(0)
+    bad = (torch.cat([x, x[:1]]) if isinstance(x, torch.Tensor) and x.ndim == 1 else
+           torch.cat([x, x[:1]], dim=0) if isinstance(x, torch.Tensor) else x[:-1])
+    for method in (arch.A, arch.g, arch.B, arch.f0, arch.expansion):
+        with pytest.raises((ValueError, TypeError), match=rf"argument `x`.*{arch.name}"):
+            method(bad)
+    with pytest.raises(ValueError, match=rf"argument `W`: .*p = {arch.p}"):
+        arch.f(W_random(arch.p + 1, 2), x)
+
+
+def test_the_reported_cases_are_refused():
+    with pytest.raises(ValueError, match=r"argument `x`: the input x of mlp.*expected shape "
+                                         r"\(3,\), got \(5,\)"):
+        make_architecture("mlp", n_in=3).A(torch.randn(5, dtype=torch.float64))
+    with pytest.raises(ValueError, match="argument `n_in`"):
+        PhaseRetrieval(n_in=-1)
+    with pytest.raises(TypeError, match="argument `n`"):
+        make_architecture("symmetric_sensing", n="3")
+    with pytest.raises(TypeError, match="argument `x`: expected the index pair"):
+        make_architecture("matrix_completion").A(torch.tensor([0.5, 1.0]))
+    with pytest.raises(ValueError, match="argument `k`"):
+        patch_matrix(torch.randn(2, 7), k=0)
+    with pytest.raises(ValueError, match="argument `padding`"):
+        patch_matrix(torch.randn(2, 7), k=3, padding="bogus")
+
+
+def test_f_follows_the_dtype_of_W():
+    """A float32 W with a float64 input computes in float32 (the input is cast), as torch would
+    refuse the mixed product."""
+    attn = make_architecture("attention")
+    W = W_random(attn.p, 3).float()
+    out = attn.f(W, attn.sample_input(0))
+    assert out.dtype == torch.float32
+    assert abs(out.item() - attn.f(W.double(), attn.sample_input(0)).item()) < 1e-5
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_checked_module_runs_under_vmap(case):
+    """arch.f checks its arguments and still runs under torch.func.vmap over samples and runs
+    (train_module vmaps a module; a check that vmap cannot trace would fall back to a loop)."""
+    arch = arch_of(case)
+    xs, samples = _stack(arch, 4)
+    W = W_random(arch.p, units(arch), seed=4)
+    over_samples = torch.func.vmap(arch.f, in_dims=(None, 0))
+    assert max_error(over_samples(W, xs), torch.stack([arch.f(W, x) for x in samples])) <= 1e-13
+    runs = torch.stack([W, 2 * W])
+    both = torch.func.vmap(over_samples, in_dims=(0, None))(runs, xs)
+    assert max_error(both[1], torch.stack([arch.f(2 * W, x) for x in samples])) <= 1e-13

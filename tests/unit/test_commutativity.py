@@ -85,3 +85,15 @@ def test_bad_shapes_are_refused(bad, match):
         pairwise_commutators(torch.zeros(2, 2, 3))
     with pytest.raises(ValueError, match="argument `As`"):
         common_eigenbasis(torch.zeros(2, 2, 3))
+
+
+def test_pairwise_commutators_of_non_symmetric_matrices():
+    """The stacked computation against commutator_norm pair by pair (its own formula), on
+    matrices that are not symmetric, where (A_a A_b)^T != A_b A_a."""
+    As = gaussian(5, 3, 3, seed=9)
+    C = pairwise_commutators(As)
+    for a in range(5):
+        for b in range(5):
+            assert abs(C[a, b].item() - commutator_norm(As[a], As[b])) < 1e-14
+    assert abs(max_commutator(As) - C.max().item()) == 0.0
+    assert C[0, 1].item() > 0.1

@@ -95,7 +95,7 @@ def test_divergence_raises_with_step_and_suggestion():
 @pytest.mark.parametrize("call, match", [
     (lambda A, y, W0: simulate_M(A + torch.triu(torch.ones(5, 5), 1), y, W0 @ W0.T, 0.1, 5), "`A`.*symmetric"),
     (lambda A, y, W0: simulate_M(A, y, -torch.eye(5), 0.1, 5), "`M0`.*positive semi-definite"),
-    (lambda A, y, W0: simulate_M(A, y[:3], W0 @ W0.T, 0.1, 5), r"`y`.*expected shape \(16\)"),
+    (lambda A, y, W0: simulate_M(A, y[:3], W0 @ W0.T, 0.1, 5), r"`y`.*expected shape \(16,\)"),
     (lambda A, y, W0: simulate_W(A, y, W0[:3], 0.1, 5), r"`W0`.*expected shape \(5, \*\)"),
     (lambda A, y, W0: simulate_W(A, y, W0, 0.0, 5), "`lr`.*> 0, got 0"),
     (lambda A, y, W0: simulate_W(A, y, W0, -1.0, 5), "`lr`"),
@@ -151,3 +151,22 @@ def test_momentum_matches_torch_sgd_and_closes_on_rotations():
     R = torch.linalg.qr(torch.randn(4, 4, generator=gen, dtype=torch.float64))[0]
     rotated = simulate_W(A, y, W0 @ R, 0.05, 40, optimizer="momentum", momentum=0.8)
     assert np.allclose(run.loss, rotated.loss, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("betas", [(0.9, 0.999), (0.5, 0.9)])
+def test_adam_matches_torch_adam_from_the_first_step(betas):
+    """simulate_W(optimizer='adam') against torch.optim.Adam on the same loss: the first steps
+    are where the bias corrections 1 / (1 - beta^t) matter most, so compare after 1, 2 and 30
+    steps (to 1e-12)."""
+    A, y, W0 = _problem(n=10, p=3, d=4, seed=5)
+    for steps in (1, 2, 30):
+        run = simulate_W(A, y, W0, 0.01, steps, optimizer="adam", adam_betas=betas,
+                         adam_eps=1e-8)
+        W = W0.clone().requires_grad_(True)
+        opt = torch.optim.Adam([W], lr=0.01, betas=betas, eps=1e-8)
+        for _ in range(steps):
+            opt.zero_grad()
+            r = torch.einsum("npq,pi,qi->n", A, W, W) - y
+            (0.5 * (r * r).mean()).backward()
+            opt.step()
+        assert torch.allclose(run.W, W.detach(), atol=1e-12, rtol=0), steps

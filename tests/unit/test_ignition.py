@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -105,6 +106,11 @@ def test_mode_fractions_of_a_linear_network():
     q = nqf.mode_fractions(X @ P, X, Y)
     assert torch.allclose(q, torch.tensor([0.5, 0.5], dtype=torch.float64))
     assert nqf.mode_fractions(torch.stack([X @ P, Y]), X, Y).shape == (2, 2)
+    ensemble = torch.stack([torch.stack([X @ P, Y, 0 * Y])] * 4)  # (R, T, n, K) = (4, 3, 16, 2)
+    q_ens = nqf.mode_fractions(ensemble, X, Y)
+    assert q_ens.shape == (4, 3, 2)
+    assert torch.allclose(q_ens[:, 1], torch.ones(4, 2, dtype=torch.float64))
+    assert (q_ens[:, 2] == 0).all() and torch.allclose(q_ens[:, 0], q.expand(4, 2))
 
 
 @pytest.mark.parametrize("call, phrase", [
@@ -137,3 +143,67 @@ def test_mode_fractions_of_a_linear_network():
 def test_validation_names_the_argument(call, phrase):
     with pytest.raises(ValueError, match=phrase.replace("(", r"\(")):
         call()
+
+
+def test_ignition_slope_intercept_is_the_least_squares_line():
+    """Slope and intercept against an independent fit (numpy.polyfit) on uncentred data, and the
+    line through exact logistic ignition times: t* = (ln(1/eps) + ln(z* - eps)) / zeta."""
+    gen = torch.Generator().manual_seed(3)
+    eps = torch.logspace(-2, -9, 8, dtype=torch.float64)
+    x = torch.log(1 / eps).numpy()
+    t_star = 5.0 + 0.7 * torch.log(1 / eps)[:, None] * torch.tensor([1.0, 2.0, 0.5]) \
+        + 0.1 * torch.randn(8, 3, generator=gen, dtype=torch.float64)
+    fit = nqf.ignition_slope(eps, t_star)
+    for k in range(3):
+        slope, intercept = np.polyfit(x, t_star[:, k].numpy(), 1)
+        assert abs(fit.slope[k].item() - slope) < 1e-12
+        assert abs(fit.intercept[k].item() - intercept) < 1e-10
+    # exact logistic times: the line is t = (ln(1/eps) + ln z*) / zeta up to
+    # |ln(z* - eps) - ln z*| / zeta <= eps_max / (z* zeta) = 1e-3 / 0.4 = 2.5e-3
+    eps = torch.logspace(-3, -9, 7, dtype=torch.float64)
+    zeta = torch.tensor([2.0, 0.5], dtype=torch.float64)
+    zstar = torch.tensor([1.5, 0.8], dtype=torch.float64)
+    exact = nqf.logistic_ignition_time(eps[:, None], zstar, zeta)          # (7, 2)
+    line = nqf.ignition_slope(eps, exact)
+    drawn = line.slope * torch.log(1 / eps)[:, None] + line.intercept       # Chapter 5's lines
+    assert (drawn - exact).abs().max() < 2.5e-3
+    assert torch.allclose(line.intercept, torch.log(zstar) / zeta, atol=2.5e-3, rtol=0)
+    # the slope's bias: that spread over the fitted range of ln(1/eps), 2.5e-3 / 13.8 = 1.8e-4
+    assert torch.allclose(line.slope, 1 / zeta, atol=2e-4, rtol=0)
+    single = nqf.ignition_slope(eps, exact[:, 0])
+    assert abs(single.intercept.item() - line.intercept[0].item()) < 1e-12
+
+
+@pytest.mark.parametrize("values, level, expected", [
+    ([0.0, 0.5, 0.5], 0.5, 1.0),           # the level is reached exactly and never exceeded
+    ([0.5, 0.5, 1.0], 0.5, 0.0),           # exactly at the level from the first sample
+    ([0.0, 0.5, 1.0], 0.5, 1.0),
+    ([0.0, 0.25, 1.0], 0.25, 1.0),
+])
+def test_a_sample_exactly_at_the_level_is_a_crossing(values, level, expected):
+    """The rule is 'first index with values[j] >= level' (not >)."""
+    t = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64)
+    assert nqf.crossing_times(torch.tensor(values, dtype=torch.float64), t, level).item() \
+        == expected
+    down = nqf.crossing_times(-torch.tensor(values, dtype=torch.float64), t, -level,
+                              direction="down")
+    assert down.item() == expected
+
+
+def test_predicted_ignition_time_is_public_and_is_theorem_8():
+    zeta = torch.tensor([4.0, 1.0], dtype=torch.float64)
+    assert torch.allclose(nqf.predicted_ignition_time(zeta, 1e-6),
+                          math.log(1e6) / zeta, rtol=1e-15)
+
+
+def test_float32_logistic_far_below_capacity_is_not_lost(recwarn):
+    """float32 z0 = 1e-40 is subnormal: a warning says so, and the times stay finite (they are
+    computed in float64): z*/z0 overflowed float32 and gave z = 0, t* = inf."""
+    z0 = torch.tensor([1e-40], dtype=torch.float32)
+    one = torch.tensor([1.0], dtype=torch.float32)
+    with pytest.warns(RuntimeWarning, match="smallest normal"):
+        t_star = nqf.logistic_ignition_time(z0, one, one)
+    assert t_star.dtype == torch.float32 and abs(t_star.item() - math.log(1e40)) < 1e-2 * 92
+    with pytest.warns(RuntimeWarning, match="smallest normal"):
+        z = nqf.logistic(z0, one, one, torch.tensor([0.0, 100.0]))
+    assert z[-1].item() > 0.99 and z[0].item() > 0

@@ -1,34 +1,57 @@
-"""The input contract of every public function (the cases are data in ``input_cases.py``).
+"""The input contract of every public callable (the cases are data in ``input_cases.py``).
 
-* Every bad input (NaN or inf entries, complex dtypes, strings, empty or extra-dimensional tensors,
-  bad scalars: negative, zero, NaN, strings, booleans, floats for integers) raises ``ValueError`` or
-  ``TypeError`` whose message names the argument at fault, never NaN, a silent success, a raw
-  ``RuntimeError`` or a ``DivergenceError``.
-* A Python list is read as float64: it gives the same result as the float64 tensor.
-* The valid call itself returns finite numbers.
+* Every bad input (None, NaN or inf entries, complex and bool dtypes, strings, dicts, empty
+  tensors, a dimension too many or too few, a size that no longer matches another argument, a
+  tensor on a device without data, bad scalars and sizes too large to allocate or iterate, bad
+  dtypes and devices, modules that return a vector or NaN) raises ``ValueError`` or
+  ``TypeError`` whose message names the argument at fault, within the time limit of
+  ``input_cases.TIME_LIMIT_S``: never NaN, a silent success, a raw ``RuntimeError``, a failed
+  allocation or a ``DivergenceError``.
+* Every accepted variant (a list, a NumPy array, a tensor that requires grad, a non-contiguous
+  tensor, NumPy and 0-d tensor scalars) gives the result of the valid call, without a warning;
+  float32, float16 and bfloat16 values give a finite one.
+* The cases cover every public name of ``nqf_mini`` and every architecture's methods.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
-import torch
+
+import nqf_mini as nqf
+from nqf_mini.architectures import ARCHITECTURES
 
 from .input_cases import (
+    ARCHS,
     CASES,
+    NOT_FUZZED,
     assert_refused,
+    bad_calls,
+    call_with_limit,
     contains_nonfinite,
-    mutations,
+    good_calls,
     resolve,
+    same_result,
 )
 
-BAD_CALLS = [(name, make, arg, what, bad)
-             for name, make, kinds in CASES for arg, kind in kinds.items()
-             for what, bad in mutations(kind, make()[arg])]
-LIST_CALLS = [(name, make, arg) for name, make, kinds in CASES for arg, kind in kinds.items()
-              if kind in ("T", "TB", "Tinf") and isinstance(make()[arg], torch.Tensor)]
+BAD_CALLS = bad_calls()
+GOOD_CALLS = good_calls()
 
 
-@pytest.mark.parametrize("name, make", [(c[0], c[1]) for c in CASES], ids=[c[0] for c in CASES])
+def test_every_public_name_and_architecture_method_is_covered():
+    names = {c[0] for c in CASES}
+    missing = [n for n in nqf.__all__ if n not in names and n not in NOT_FUZZED]
+    assert not missing, f"public names without an input-contract case: {missing}"
+    for key in ARCHS:
+        for method in ("f", "A", "g", "B", "f0", "expansion"):
+            assert f"arch.{key}.{method}" in names
+    assert {f"arch.{name}" for name in ARCHITECTURES} <= names
+    assert {n.split(".")[1] for n in names if n.startswith("arch.")} >= set(ARCHITECTURES)
+
+
+@pytest.mark.parametrize("name, make", [(c[0], c[1]) for c in CASES],
+                         ids=[c[0] for c in CASES])
 def test_the_valid_call_works(name, make):
     fn = resolve(name)
     assert fn is not None, f"{name} is not in the package"
@@ -43,26 +66,18 @@ def test_bad_input_is_refused_naming_the_argument(name, make, arg, what, bad):
     assert_refused(name, make, arg, what, bad)
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, torch.Tensor):
-        return a.dtype == b.dtype and torch.equal(a, b)
-    if isinstance(a, (tuple, list)):
-        return all(_same(x, y) for x, y in zip(a, b))
-    if hasattr(a, "__dataclass_fields__"):
-        return all(_same(getattr(a, k), getattr(b, k)) for k in a.__dataclass_fields__)
-    try:
-        return bool((a == b).all()) if hasattr(a, "all") else a == b
-    except (TypeError, ValueError):
-        return True                                           # callables, registries: not data
-
-
-@pytest.mark.parametrize("name, make, arg", LIST_CALLS,
-                         ids=[f"{c[0]}-{c[2]}" for c in LIST_CALLS])
-def test_a_list_is_read_as_float64(name, make, arg):
+@pytest.mark.parametrize("name, make, arg, what, good, same", GOOD_CALLS,
+                         ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in GOOD_CALLS])
+def test_accepted_variants_give_the_result(name, make, arg, what, good, same):
     fn = resolve(name)
+    reference = fn(**make())
     kwargs = make()
-    kwargs[arg] = kwargs[arg].to(torch.float64)
-    as_tensor = fn(**kwargs)
-    kwargs = make()
-    kwargs[arg] = kwargs[arg].to(torch.float64).tolist()
-    assert _same(as_tensor, fn(**kwargs)), f"{name}: a list for `{arg}` changes the result"
+    kwargs[arg] = good
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)          # e.g. torch's on requires_grad
+        result = call_with_limit(fn, kwargs)
+    assert not contains_nonfinite(result), f"{name}({arg} = {what}): non-finite result"
+    if same:
+        assert same_result(reference, result, exact=what == "a list"), \
+            f"{name}({arg} = {what}) changes the result"
+

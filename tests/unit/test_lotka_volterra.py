@@ -132,3 +132,39 @@ def test_nnls_end_state_refuses_a_mode_that_could_invade():
     z0 = torch.full((2,), 1e-3, dtype=torch.float64)
     z_end = nqf.lotka_volterra(b, C, z0, t, max_step=2.0)[-1]        # rates <= 0.33: h rate < 0.7
     assert z_end[0] < 1e-6 and abs(z_end[1] - b[1]) < 1e-6
+
+
+def test_results_are_named_and_still_unpack():
+    A, y = _commuting()[:2]
+    red = reduce_commuting(A, y)
+    E, a, b, C = red
+    assert red.E is E and red.a is a and red.b is b and red.C is C
+    near = nqf.nearest_commuting(A)
+    matrices, residual = near
+    assert near.matrices is matrices and near.residual == residual
+    modes = nqf.power_law_modes(10, 2.0, 0.8)
+    assert torch.equal(modes.V, modes[0]) and torch.equal(modes.u0, modes[2])
+
+
+def test_non_commuting_data_point_to_nearest_commuting():
+    gen = torch.Generator().manual_seed(2)
+    X = torch.randn(5, 3, 3, generator=gen, dtype=torch.float64)
+    with pytest.raises(ValueError, match="do not commute.*nearest_commuting"):
+        reduce_commuting(X + X.transpose(1, 2), torch.zeros(5))
+
+
+def test_nnls_end_state_ignores_round_off_modes_but_keeps_small_real_ones():
+    """A mode whose b_k and C_kk are round-off (what nearest_commuting leaves in a direction the
+    data do not span) ends at 0, not at b/C = 3e16; a small mode with a real C_kk is kept, and
+    every answer satisfies the KKT conditions of argmin z^T C z / 2 - b^T z over z >= 0."""
+    C = torch.diag(torch.tensor([1.0, 1e-34], dtype=torch.float64))
+    assert torch.equal(nqf.nnls_end_state([1.0, 3e-18], C), torch.tensor([1.0, 0.0],
+                                                                            dtype=torch.float64))
+    C2 = torch.tensor([[1.0, 0.2], [0.2, 1.0]], dtype=torch.float64)
+    z = nqf.nnls_end_state([1.0, 1e-9], C2)              # mode 2 loses the competition: z = 0
+    grad = C2 @ z - torch.tensor([1.0, 1e-9], dtype=torch.float64)
+    assert z[1] == 0 and abs(grad[0].item()) < 1e-15 and grad[1].item() >= 0
+    small = nqf.nnls_end_state([1.0, 1e-9], torch.eye(2, dtype=torch.float64))
+    assert abs(small[1].item() - 1e-9) < 1e-24               # a small but real mode is a mode
+    with pytest.raises(ValueError, match="at most 20 modes"):
+        nqf.nnls_end_state(torch.ones(21), torch.eye(21))

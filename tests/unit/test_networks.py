@@ -26,7 +26,7 @@ def _data(n=24, p=5, K=3, seed=0):
 
 
 @pytest.mark.parametrize("model", ["network", "nqf"])
-@pytest.mark.parametrize("activation", ["tanh", "softplus0", "silu", "sin", "gelu"])
+@pytest.mark.parametrize("activation", ["tanh", "cubic", "softplus0", "silu", "sin", "gelu"])
 def test_hand_written_gradients_match_autograd(model, activation):
     X, Y = _data()
     U0, V0 = two_layer_init(5, 7, 3, 0.4, seed=1)

@@ -65,3 +65,31 @@ def test_drift_errors():
 ])
 def test_ntk_regime_boundaries(alpha_A, alpha_B, regime):
     assert ntk.ntk_regime(alpha_A, alpha_B) == regime
+
+
+@pytest.mark.parametrize("d", [16, 4096])
+def test_initial_weights_have_entries_of_variance_init_scale_squared_over_d(d):
+    """W0 ~ N(0, s^2 / d) entrywise, so m = W0 1 ~ N(0, s^2) at every width (Chapter 7): the
+    sample standard deviations of the p d entries and of the p sums are within 5 standard
+    errors of the law (relative standard error sqrt(1 / (2 N)) for N samples)."""
+    s = 1e-3
+    prob = ntk.scaled_nqf_problem(d, 1.0, 2.0, n=4, p=64)
+    W0 = ntk.initial_weights(prob, init_scale=s, seed=3)
+    N = W0.numel()
+    assert W0.shape == (64, d)
+    assert abs(W0.std().item() / (s / math.sqrt(d)) - 1) < 5 * math.sqrt(1 / (2 * N))
+    m = W0.sum(dim=1)                                   # 64 sums: a looser check of the law
+    assert abs(m.std().item() / s - 1) < 5 * math.sqrt(1 / (2 * 64))
+    again = ntk.initial_weights(prob, init_scale=s, seed=3)
+    assert torch.equal(W0, again)
+
+
+def test_ntk_drift_starts_from_initial_weights():
+    """ntk_drift's loss at step 0 is the loss of initial_weights (the same W0)."""
+    prob = ntk.scaled_nqf_problem(8, 1.0, 1.5, n=4, p=3)
+    run = ntk.ntk_drift(prob, init_scale=0.3, max_steps=2000, seed=4)
+    W0 = ntk.initial_weights(prob, init_scale=0.3, seed=4)
+    mu = W0.sum(dim=1)
+    f = (prob.g @ mu + torch.einsum("p,npq,q->n", mu, prob.B, mu)
+         + torch.einsum("pi,npq,qi->n", W0, prob.A, W0))
+    assert abs(run.loss0 - 0.5 * (f - prob.y).square().mean().item()) < 1e-14

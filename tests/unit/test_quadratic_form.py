@@ -138,3 +138,29 @@ def test_offdiag_spectrum():
     sv = torch.linalg.svdvals(Z)
     expected = torch.sort(torch.cat([sv / 2, -sv / 2, torch.zeros(1, dtype=torch.float64)])).values
     assert torch.allclose(eig, expected, atol=1e-14)
+
+
+def test_nqf_value_is_the_trace_for_non_symmetric_matrices():
+    """f0 + Tr[M A] = f0 + sum_pq M_pq A_qp, also when neither M nor A is symmetric (the
+    oracle: torch.trace of the product)."""
+    gen = torch.Generator().manual_seed(11)
+    M = torch.randn(4, 4, generator=gen, dtype=torch.float64)
+    A = torch.randn(5, 4, 4, generator=gen, dtype=torch.float64)
+    want = torch.stack([torch.trace(M @ a) for a in A]) + 0.5
+    assert torch.allclose(nqf.nqf_value(M, A, 0.5), want, rtol=1e-14, atol=1e-14)
+    assert abs(nqf.nqf_value(M, A[0]).item() - torch.trace(M @ A[0]).item()) < 1e-14
+
+
+def test_a_module_that_is_nan_at_zero_is_refused():
+    """f(0, x) = NaN with finite derivatives: the expansion would carry f0 = NaN; it is refused
+    naming `f` (a module that is NaN everywhere is refused by its gradient too)."""
+    def f(W, x):
+        value = (W.T @ x).square().sum()
+        return value + (math.nan if bool((W == 0).all()) else 0.0)
+
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    for extract in (nqf.quadratic_expansion, nqf.structure_matrix):
+        with pytest.raises(ValueError, match=r"argument `f`: f\(W, x\) at W .* is NaN"):
+            extract(f, x, 2)
+    with pytest.raises(ValueError, match="argument `f`"):
+        nqf.satisfies_zgz(lambda W, x: (W * math.nan).sum(), x, 2)

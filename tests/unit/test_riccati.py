@@ -105,3 +105,28 @@ def test_closed_form_refuses_overflowing_times_instead_of_returning_nan():
     assert torch.isfinite(riccati_closed_form(B, 1.0, W0, 100.0)).all()
     with pytest.raises(ValueError, match="argument `t`: the closed form overflows"):
         riccati_closed_form(B, 1.0, W0, 1000.0)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(torch.float32, 1e-4), (torch.float16, 1e-2)])
+def test_isotropy_tolerance_follows_the_precision_of_the_data(dtype, rtol):
+    """A float32 (float16) copy of an exactly isotropic set is isotropic to that precision's
+    round-off: accepted with kappa = 1/n to the same relative accuracy; generic data are still
+    refused."""
+    A, _ = isotropic_dataset(3)
+    kappa = isotropy_constant(A.to(dtype))
+    assert abs(kappa * 6 - 1) < rtol
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(8, 3, 3, generator=gen)
+    with pytest.raises(ValueError, match="not isotropic"):
+        isotropy_constant((X + X.transpose(1, 2)).to(dtype))
+
+
+@pytest.mark.parametrize("dtype, limit", [(torch.float32, "~89"), (torch.float64, "~710")])
+def test_riccati_overflow_message_quotes_the_limit_of_the_dtype(dtype, limit):
+    B = torch.diag(torch.tensor([1.0, 0.5], dtype=dtype))
+    W0 = 0.1 * torch.ones(2, 2, dtype=dtype)
+    t_end = 60.0 if dtype == torch.float32 else 400.0       # 2 lambda t = 120 > 89; 800 > 710
+    with pytest.raises(ValueError, match=f"overflows in {dtype}.*{limit}"):
+        riccati_closed_form(B, 0.5, W0, torch.tensor([0.0, t_end], dtype=dtype))
+    M = riccati_closed_form(B, 0.5, W0, torch.tensor([0.0, 40.0], dtype=dtype))
+    assert torch.isfinite(M).all()                          # below the limit it is finite

@@ -178,3 +178,11 @@ def test_bad_arguments_are_named():
     with pytest.raises(DivergenceError):
         nqf.train_module(arch.f, X, 100 * Y[0], W0[2], lr=50.0, steps=200)
     assert math.isfinite(nqf.train_module(arch.f, X, Y[0], W0[0], **call).loss[-1])
+
+
+def test_record_every_none_records_the_first_and_last_step():
+    arch, X, Y, W0 = _problem()
+    run = nqf.train_module(arch.f, X, Y[0], W0[0], lr=0.1, steps=6, record_every=None)
+    assert list(run.steps) == [0, 6] and run.loss.shape == (2,)
+    every = nqf.train_module(arch.f, X, Y[0], W0[0], lr=0.1, steps=6, record_every=1)
+    assert run.loss[-1] == every.loss[-1] and run.loss[0] == every.loss[0]

@@ -1,0 +1,150 @@
+"""What a page of the built book costs a reader: bytes, time, and Tab presses.
+
+:func:`measure` loads one page in Chromium (Playwright, a fresh context: a cold cache) from the
+local server and returns
+
+* ``bytes``: the bytes of every response the page needed up to its ``load`` event (the
+  document, scripts, stylesheets, fonts, images; lazy figures below the fold are not among
+  them until a reader scrolls to them), from the Resource Timing API (``encodedBodySize``:
+  as served, uncompressed here; a host that compresses sends less);
+* ``requests``; ``dcl_s``, ``load_s``: DOMContentLoaded and load, from navigation start;
+  ``fcp_s``: first contentful paint; ``cls``: the layout shift accumulated by the load event;
+* ``tabs_to_explorer``: how many times a keyboard reader presses Tab from the top of the
+  page to reach the first control of the chapter's explorer (the focusable elements before
+  it in document order; None when the page has no explorer).
+
+``tests/browser/test_page_weight.py`` enforces the budgets on every page and writes what it
+measured to ``_build/screenshots/page-metrics.json``; ``python -m tests.browser.page_metrics
+--write book/site_report.json`` (``make site-report``) records them, with the Lighthouse
+scores when ``--lighthouse`` is given, for the status page (``book/_ext/chapter_status.py``).
+Times depend on the machine and its load; bytes and Tab presses do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Lighthouse's accessibility score every chapter must reach (``--lighthouse`` fails below).
+A11Y_FLOOR = 0.95
+
+COLLECT = """() => new Promise(resolve => {
+  const finish = () => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    const resources = performance.getEntriesByType('resource')
+      .filter(r => r.responseEnd <= nav.loadEventEnd + 1);
+    const paint = performance.getEntriesByName('first-contentful-paint')[0];
+    const shown = e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+    const focusable = Array.from(document.querySelectorAll(
+        'a[href], button, input, select, textarea, summary, [tabindex]'))
+      .filter(e => e.tabIndex >= 0 && !e.disabled && shown(e));
+    const control = document.querySelector('.nqf-explorer select, .nqf-explorer input');
+    const index = control ? focusable.indexOf(control) : -1;
+    resolve({
+      bytes: nav.encodedBodySize + resources.reduce((s, r) => s + r.encodedBodySize, 0),
+      requests: 1 + resources.length,
+      dcl_s: nav.domContentLoadedEventEnd / 1000,
+      load_s: nav.loadEventEnd / 1000,
+      fcp_s: paint ? paint.startTime / 1000 : null,
+      cls: window.__nqfCls || 0,
+      tabs_to_explorer: index >= 0 ? index + 1 : null,
+    });
+  };
+  if (document.readyState === 'complete') setTimeout(finish, 0);
+  else window.addEventListener('load', () => setTimeout(finish, 0));
+})"""
+
+#: Layout shifts, recorded from the start (the page's own scripts have not run yet).
+WATCH_CLS = """window.__nqfCls = 0;
+new PerformanceObserver(list => { for (const e of list.getEntries())
+  if (!e.hadRecentInput) window.__nqfCls += e.value; })
+  .observe({type: 'layout-shift', buffered: true});"""
+
+
+def measure(browser, url: str) -> dict:
+    """Load ``url`` in a fresh context of ``browser`` (Playwright) and measure it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        context.add_init_script(WATCH_CLS)
+        page = context.new_page()
+        page.goto(url, wait_until="load", timeout=60_000)
+        found = page.evaluate(COLLECT)
+    finally:
+        context.close()
+    for key in ("dcl_s", "load_s", "fcp_s", "cls"):
+        if found[key] is not None:
+            found[key] = round(found[key], 3)
+    return found
+
+
+def lighthouse(url: str, chromium: str) -> dict | None:
+    """Lighthouse's four category scores for ``url`` (desktop preset), or None when the
+    ``lighthouse`` command is not installed (``npx`` finds it in ``node_modules``)."""
+    npx = shutil.which("npx")
+    if npx is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="nqf-lh-") as tmp:
+        out = Path(tmp) / "report.json"
+        cmd = [npx, "--no-install", "lighthouse", url, "--preset=desktop", "--quiet",
+               "--output=json", f"--output-path={out}",
+               "--chrome-flags=--headless=new --no-sandbox --disable-gpu "
+               "--host-resolver-rules='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'",
+               "--only-categories=performance,accessibility,best-practices,seo"]
+        env = dict(os.environ, CHROME_PATH=chromium)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env,
+                              cwd=ROOT)
+        if proc.returncode != 0 or not out.is_file():
+            print(f"lighthouse failed on {url}: {proc.stderr[-500:]}", file=sys.stderr)
+            return None
+        report = json.loads(out.read_text())
+    return {k: round(v["score"], 2) for k, v in report["categories"].items()
+            if v.get("score") is not None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from playwright.sync_api import sync_playwright
+
+    from .conftest import CHROMIUM_FLAGS, HTML, find_chromium, serve_directory
+    from .test_offline_book import toc_files
+    import yaml
+
+    parser = argparse.ArgumentParser(description="record page weight, load time, Tab presses "
+                                                 "(and Lighthouse scores) of every page")
+    parser.add_argument("--write", type=Path, required=True)
+    parser.add_argument("--lighthouse", action="store_true")
+    args = parser.parse_args(argv)
+    chromium = find_chromium()
+    if chromium is None:
+        print("no chromium: install Debian's chromium", file=sys.stderr)
+        return 1
+    pages = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    records = {}
+    with serve_directory(HTML) as (url, _), sync_playwright() as driver:
+        args_ = [f for f in CHROMIUM_FLAGS if not f.startswith(("--headless", "--virtual"))]
+        browser = driver.chromium.launch(executable_path=chromium, headless=True, args=args_)
+        try:
+            for page in pages:
+                records[page] = measure(browser, f"{url}/{page}.html")
+                if args.lighthouse and page.startswith("chapters/"):
+                    records[page]["lighthouse"] = lighthouse(f"{url}/{page}.html", chromium)
+                print(page, records[page], flush=True)
+        finally:
+            browser.close()
+    args.write.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
+    low = {p: r["lighthouse"]["accessibility"] for p, r in records.items()
+           if (r.get("lighthouse") or {}).get("accessibility", 1) < A11Y_FLOOR}
+    if low:
+        print(f"Lighthouse accessibility below {A11Y_FLOOR}: {low}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
