@@ -138,9 +138,10 @@ student: $(STAMP)
 	$(BIN)/python -m scripts.make_student --out student
 
 # The edition Colab, Binder and Jupyter open (committed): MyST rewritten as CommonMark
-# with the numbers of the HTML book (notebooks/book-numbering.json).
+# with the numbers of the HTML book, from the numbering table its build writes
+# (book/_ext/numbering_table.py), copied to notebooks/book-numbering.json.
 notebooks: $(HTML)
-	$(BIN)/python -m scripts.make_notebooks --numbering-from _build/html
+	$(BIN)/python -m scripts.make_notebooks --numbering-from _build/.doctrees/book-numbering.json
 
 # Write the canonical Colab install cell (scripts/notebook_edition/install_cell.py)
 # into every chapter.

@@ -54,7 +54,6 @@ from .initialisation import eps_from_sigma, identity_init
 from .networks import train_two_layer, two_layer_init, two_layer_output
 from .piecewise_linear import limit_ignition_slopes
 from .remainder import trajectory_remainder
-from .two_layer_ensemble import train_two_layer_ensemble, two_layer_ensemble_init
 
 # Chapter 6: scaling laws
 from .exponents import (
@@ -65,6 +64,7 @@ from .loss_curves import (
     feature_wise_curve, hurwitz_tail, ignition_window, logistic_loss_curve, power_law_modes,
     sample_wise_curve,
 )
+from .commuting_nqf import commuting_data, train_commuting_nqf
 from .networks import train_square_network
 from .power_law_fit import fit_power_law
 from .rank_one import rank_one_curve
@@ -74,6 +74,7 @@ from .spectral_data import fourier_features, fourier_modes, orthonormal_samples,
 from .commutativity import nearest_commuting, perturb_commuting
 from .ntk import drift_scaling, ntk_drift, ntk_regime, scaled_nqf_problem
 from .remainder import scaled_remainder
+from .stacked_dynamics import simulate_M_stacked
 from .teacher_student import best_linear_fit, make_teacher, online_stream
 
 # Chapters 8 and 9: the paper's experiments (deep networks: nqf_mini.deep)
@@ -107,16 +108,17 @@ __all__ = [
     "logistic_ignition_time", "predicted_ignition_time", "ignition_slope",
     "limit_ignition_slopes", "mode_fractions",
     "loss_gap", "relative_gap", "first_exceeding", "trajectory_remainder",
-    "identity_init", "eps_from_sigma", "two_layer_ensemble_init", "train_two_layer_ensemble",
+    "identity_init", "eps_from_sigma",
     # Chapter 6
     "feature_exponent", "sample_exponent", "fourier_exponent", "rank_one_exponent",
     "nonproportional_exponent", "logistic_loss_curve", "hurwitz_tail", "power_law_modes",
     "feature_wise_curve", "sample_wise_curve", "ignition_window", "fit_power_law",
     "rank_one_curve", "fourier_features", "fourier_modes", "orthonormal_samples",
-    "proportional_init", "train_square_network",
+    "proportional_init", "train_square_network", "commuting_data", "train_commuting_nqf",
     # Chapter 7
     "make_teacher", "online_stream", "best_linear_fit", "scaled_nqf_problem", "ntk_drift",
     "drift_scaling", "ntk_regime", "perturb_commuting", "nearest_commuting", "scaled_remainder",
+    "simulate_M_stacked",
     # Chapters 8 and 9
     "module_pair", "agreement_window",
     # Chapter 10

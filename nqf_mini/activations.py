@@ -46,6 +46,12 @@ def _gelu(z: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.gelu(z)
 
 
+def _tanh_no_cubic(z: torch.Tensor) -> torch.Tensor:
+    """tanh z + z^3 / 3 = z + 2 z^5 / 15 - ...: tanh without its cubic term (Chapter 6's control
+    for the harmonics a tanh network makes)."""
+    return torch.tanh(z) + z * z * z / 3.0
+
+
 ACTIVATIONS: dict[str, Activation] = {
     a.name: a
     for a in [
@@ -60,6 +66,7 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation("softplus0", _softplus0, 0.0, 0.5, 0.25),
         Activation("sigmoid", torch.sigmoid, 0.5, 0.25, 0.0),
         Activation("relu", torch.relu, 0.0, 0.0, 0.0, smooth=False),
+        Activation("tanh_no_cubic", _tanh_no_cubic, 0.0, 1.0, 0.0),
     ]
 }
 

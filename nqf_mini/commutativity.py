@@ -84,22 +84,31 @@ def max_commutator(As: torch.Tensor) -> float:
 # --- real data: the two-layer network's matrices, and the covariance-level condition (Chapter 10) ---
 
 def mlp_commutators(X: Any, *, same_channel: bool = True) -> torch.Tensor:
-    """Relative commutators of a two-layer network's per-sample structure matrices (Chapter 10).
+    r"""Relative commutators of a two-layer network's per-sample structure matrices (Chapter 10).
 
-    Output channel c of F(x) = V^T phi(U^T x) has A_c(x) = (phi'(0) / 2) [[0, x e_c^T],
-    [e_c x^T, 0]] (Chapter 2). For two samples at angle theta,
+    Output channel c of :math:`F(x) = V^\top\phi(U^\top x)` has the structure matrix
+    :math:`A_c(x) = \tfrac{\phi'(0)}{2}\begin{pmatrix}0 & x e_c^\top\\ e_c x^\top & 0
+    \end{pmatrix}` (Chapter 2). For two samples at angle :math:`\theta`,
 
-        c(A_c(x), A_c(x')) = sin(theta) / sqrt 2,     c(A_c(x), A_c'(x')) = |cos(theta)| / sqrt 2
-        (c != c'),
+    .. math::
 
-    so Assumption 1 (all of them commute) needs collinear inputs. Computed from the Gram matrix.
+        c(A_c(x), A_c(x')) = \frac{\sin\theta}{\sqrt 2}, \qquad
+        c(A_c(x), A_{c'}(x')) = \frac{|\cos\theta|}{\sqrt 2} \quad (c \ne c'),
+
+    with :math:`c(A_1, A_2) = \|[A_1, A_2]\|_F / (\|A_1\|_F\|A_2\|_F)` (Chapter 2), so
+    Assumption 1 (all of them commute) needs collinear inputs. Computed from the Gram matrix of
+    the inputs, without forming the matrices.
 
     Args:
-        X: inputs (n, p); a zero row commutes with everything.
+        X: inputs :math:`x_\mu`, shape (n, p); a zero row commutes with everything.
         same_channel: pairs within one output channel (default) or across two channels.
 
     Returns:
-        The (n, n) matrix of c over sample pairs (0 on the diagonal for ``same_channel``).
+        The (n, n) tensor of :math:`c` over sample pairs (0 on the diagonal for
+        ``same_channel``), in X's dtype and on its device.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     X = as_tensor("X", X, ndim=2)
     if not isinstance(same_channel, bool):
@@ -116,21 +125,32 @@ def mlp_commutators(X: Any, *, same_channel: bool = True) -> torch.Tensor:
 
 
 def covariance_commutator(X: Any, Y: Any) -> float:
-    """c(S_xx, S_xy S_yx) = ||[S_xx, S_xy S_yx]||_F / (||S_xx||_F ||S_xy S_yx||_F) (Chapter 10).
+    r"""The covariance-level commutator
+    :math:`c(S_{xx}, S_{xy}S_{yx}) = \|[S_{xx}, S_{xy}S_{yx}]\|_F /
+    (\|S_{xx}\|_F\,\|S_{xy}S_{yx}\|_F)` (Chapter 10).
 
-    S_xx = X^T X / n, S_xy = X^T Y / n. Zero exactly when every singular direction r_k of S_xy is an
-    eigenvector of S_xx (distinct singular values), the condition under which the modes of the
-    two-layer NQF decouple (Saxe et al. 2014); whitened inputs (S_xx = I) satisfy it.
+    :math:`S_{xx} = X^\top X/n`, :math:`S_{xy} = X^\top Y/n`. Zero exactly when every singular
+    direction :math:`r_k` of :math:`S_{xy}` is an eigenvector of :math:`S_{xx}` (distinct
+    singular values), the condition under which the modes of the two-layer NQF decouple (Saxe et
+    al. 2014); whitened inputs (:math:`S_{xx} = I`, :func:`nqf_mini.whiten`) satisfy it.
 
     Args:
-        X: inputs (n, p); Y: targets (n, K) or (n,).
+        X: inputs, shape (n, p).
+        Y: targets, shape (n, K) or (n,).
+
+    Returns:
+        A float in :math:`[0, \sqrt 2]`, 0 up to round-off when the condition holds (0.0 when
+        either matrix is zero).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), e.g. Y with another number of rows.
     """
     X = as_tensor("X", X, ndim=2)
     Y = as_tensor("Y", Y, dtype=X.dtype, device=X.device)
     Y = Y[:, None] if Y.ndim == 1 else Y
     if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
-        raise ValueError(f"argument `Y`: expected shape ({X.shape[0]}, K) or ({X.shape[0]},), got "
-                         f"{tuple(Y.shape)}")
+        raise ValueError(f"argument `Y`: expected shape ({X.shape[0]}, K) or ({X.shape[0]},) to "
+                         f"match `X`, got {tuple(Y.shape)}")
     n = X.shape[0]
     Sxy = X.T @ Y / n
     return commutator_norm(X.T @ X / n, Sxy @ Sxy.T)

@@ -24,8 +24,8 @@ import torch
 
 from ._modules import Module, evaluate, prepare_call, require_finite_output, scalar_output
 from ._validate import (
-    as_tensor, largest, require_dtype, require_memory, require_positive, require_positive_int,
-    require_shape,
+    as_tensor, largest, require_bool, require_dtype, require_memory, require_positive,
+    require_positive_int, require_shape,
 )
 from .device import resolve_device
 
@@ -54,9 +54,23 @@ class QuadraticExpansion:
         return bool(self.g.abs().max() <= self.atol and self.B.abs().max() <= self.atol)
 
     def predict(self, W: torch.Tensor, drop_linear: bool = False) -> torch.Tensor:
-        """Evaluate the second-order form at weights ``W`` of shape (p, d)."""
+        r"""Evaluate the second-order form at weights W (Chapter 1):
+        :math:`f_0 + g^\top m + \operatorname{Tr}[MA] + m^\top B m`, :math:`M = WW^\top`,
+        :math:`m = W\mathbf 1`.
+
+        Args:
+            W: weights, shape (p, d), units as columns.
+            drop_linear: leave out the linear term :math:`g^\top m` (default False).
+
+        Returns:
+            A 0-d tensor, in the dtype and on the device of the expansion.
+
+        Raises:
+            ValueError, TypeError: on a bad argument (naming it).
+        """
         W = as_tensor("W", W, ndim=2, dtype=self.A.dtype, device=self.A.device)
         require_shape("W", W, (self.A.shape[0], None))
+        drop_linear = require_bool("drop_linear", drop_linear)
         mu = W.sum(dim=1)                                   # (p,)
         quad = torch.einsum("pi,pq,qi->", W, self.A, W)     # Tr[W^T A W] = Tr[M A]
         out = self.f0 + quad + mu @ self.B @ mu

@@ -206,21 +206,33 @@ def riccati_closed_form(B: Any, kappa: float, W0: Any, t: Any) -> torch.Tensor:
 def single_sample_solution(
     a: Any, y: float, z0: Any, t: Any, *, max_step: float | None = None,
 ) -> torch.Tensor:
-    """Mode strengths for one training sample: z_k = z_k(0) exp(4 a_k s(t)) (Chapter 4).
+    r"""Mode strengths for one training sample: :math:`z_k(t) = z_k(0)e^{4a_k\tau(t)}`
+    (Chapter 4).
 
-    With n = 1, C = a a^T and b = y a, so dz_k/dt = 4 a_k z_k (y - a.z); hence z_k = z_k(0) e^{4 a_k s}
-    with ds/dt = y - sum_k a_k z_k(0) e^{4 a_k s}, s(0) = 0, a scalar ODE integrated by RK4.
+    With n = 1, :math:`C = aa^\top` and :math:`b = ya`, so :math:`\dot z_k = 4a_kz_k(y - a^\top z)`;
+    hence :math:`z_k = z_k(0)e^{4a_k\tau}` with the common clock :math:`\tau(t)`, the residual
+    accumulated up to time t, which solves the scalar ODE
+
+    .. math::
+
+        \dot\tau = y - F(\tau), \qquad F(\tau) = \sum_k a_kz_k(0)e^{4a_k\tau}, \qquad
+        \tau(0) = 0,
+
+    integrated by RK4.
 
     Args:
-        a: eigenvalues of the single structure matrix, shape (K,).
+        a: eigenvalues :math:`a_k` of the single structure matrix, shape (K,).
         y: the target minus f0.
-        z0: initial mode strengths, >= 0, shape (K,).
+        z0: initial mode strengths :math:`z_k(0) \ge 0`, shape (K,).
         t: output times, 1-D increasing, >= 0.
-        max_step: fixed RK4 step (default: 2% of the local time scale 1 / F'(s),
-            F(s) = sum_k a_k z_k(0) e^{4 a_k s}).
+        max_step: fixed RK4 step (default: 2% of the local time scale :math:`1/F'(\tau)`).
 
     Returns:
         z at the times t, shape (T, K).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), or a step size that would take more
+            than the bounded number of RK4 steps.
     """
     a = as_tensor("a", a, ndim=1).detach()
     z0 = as_tensor("z0", z0, ndim=1, dtype=a.dtype, device=a.device).detach()
@@ -231,11 +243,11 @@ def single_sample_solution(
     y = require_real("y", y)
     an, cn = a.double().cpu().numpy(), (a * z0).double().cpu().numpy()   # a_k, a_k z_k(0)
 
-    def ds(state: tuple[float]) -> tuple[float]:                           # ds/dt = y - F(s)
+    def dtau(state: tuple[float]) -> tuple[float]:                         # y - F(tau)
         return (y - float(np.dot(cn, np.exp(4.0 * an * state[0]))),)
 
-    def rate(s: float) -> float:                                           # |d(ds/dt)/ds| = F'(s)
-        return float(np.dot(4.0 * an * cn, np.exp(4.0 * an * s)))
+    def rate(tau: float) -> float:                                         # F'(tau)
+        return float(np.dot(4.0 * an * cn, np.exp(4.0 * an * tau)))
 
     floor = 4.0 * abs(y) * float(np.abs(an).max()) + 1e-12
     fixed = None if max_step is None else require_positive("max_step", max_step)
@@ -244,5 +256,5 @@ def single_sample_solution(
 
     def step(state: tuple[float]) -> float:                                # 2% of the local scale
         return fixed if fixed is not None else _STEP_FRACTION / max(rate(state[0]), floor)
-    states = integrate(ds, (0.0,), t.tolist(), step)
-    return torch.stack([z0 * torch.exp(4.0 * a * s) for (s,) in states])
+    states = integrate(dtau, (0.0,), t.tolist(), step)
+    return torch.stack([z0 * torch.exp(4.0 * a * tau) for (tau,) in states])

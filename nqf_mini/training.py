@@ -24,7 +24,7 @@ A state is a tuple of tensors, e.g. (W,), (M,), (M, mu), (U, V).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence, overload
 
 import numpy as np
 import torch
@@ -240,6 +240,13 @@ class WeightSpace:
 
 # --- minibatches and recording ---------------------------------------------------------------------
 
+@overload
+def minibatches(n: int, batch_size: int, steps: int, seed: int = 0) -> torch.Tensor: ...
+@overload
+def minibatches(n: int, batch_size: None, steps: int, seed: int = 0) -> None: ...
+@overload
+def minibatches(n: int, batch_size: int | None, steps: int,
+                seed: int = 0) -> torch.Tensor | None: ...
 def minibatches(n: int, batch_size: int | None, steps: int, seed: int = 0) -> torch.Tensor | None:
     """The minibatch index sequence used by every simulator, shape (steps, batch_size).
 

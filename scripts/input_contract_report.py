@@ -78,7 +78,7 @@ def _run_one(index: int, table: list[tuple[Any, ...]]) -> tuple[str, str]:
     kwargs[arg] = good
     try:
         result = ic.call_with_limit(fn, kwargs)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return "refused", f"{type(exc).__name__}: {exc}"
     if ic.contains_nonfinite(result):
         return "non-finite", ""
@@ -89,7 +89,6 @@ def _run_one(index: int, table: list[tuple[Any, ...]]) -> tuple[str, str]:
 
 def _worker(conn: Any, memory_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    import warnings
     warnings.simplefilter("ignore")
     from tests.unit.input_cases import bad_calls, good_calls
     table: list[tuple[Any, ...]] = [("bad",) + c for c in bad_calls()]
@@ -100,7 +99,7 @@ def _worker(conn: Any, memory_bytes: int) -> None:
             return
         try:
             conn.send(_run_one(index, table))
-        except Exception as exc:  # noqa: BLE001 - a failure of the valid call itself
+        except Exception as exc:  # a failure of the valid call itself
             conn.send(("crash", f"{type(exc).__name__}: {exc}"))
 
 

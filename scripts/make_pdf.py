@@ -27,16 +27,14 @@ Usage: ``python -m scripts.make_pdf [--html _build/html] --out FILE.pdf [--stude
 from __future__ import annotations
 
 import argparse
-import functools
 import re
 import shutil
 import sys
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import yaml
+from scripts import toc
+from scripts.browser import OFFLINE_RULES, find_chromium, serve_directory
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = re.compile(r'(<article class="bd-article"[^>]*>)(?P<body>.*)(</article>)', re.S)
@@ -73,15 +71,6 @@ FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#444">'
           '<span class="totalPages"></span></div>')
 
 
-def toc_pages(toc: dict) -> list[str]:
-    pages = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            pages.append(chapter["file"])
-            pages += [s["file"] for s in chapter.get("sections", [])]
-    return pages
-
-
 def anchor(page: str) -> str:
     return "page-" + page.replace("/", "-")
 
@@ -110,42 +99,23 @@ def print_document(html: Path, pages: list[str]) -> str:
             + template[match.end("body"):])
 
 
-def serve(directory: Path) -> tuple[ThreadingHTTPServer, str]:
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet,
-                                                                     directory=str(directory)))
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
-
-
-def find_chromium() -> str:
-    for name in ("chromium", "/usr/bin/chromium"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise SystemExit("make_pdf: Debian's chromium is not installed (`make pdf` installs it)")
-
-
 def make_pdf(html: Path, out: Path, student_out: Path | None = None) -> dict:
     """Print the book into ``out`` (solutions shown) and ``student_out`` (none)."""
     from playwright.sync_api import sync_playwright
 
-    pages = toc_pages(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    chromium = find_chromium()
+    if chromium is None:
+        raise SystemExit("make_pdf: Debian's chromium is not installed (`make pdf` installs it)")
     folder = html / PRINT_DIR
     folder.mkdir(exist_ok=True)
-    (folder / "book.html").write_text(print_document(html, pages), encoding="utf-8")
-    httpd, url = serve(html)
+    (folder / "book.html").write_text(print_document(html, toc.pages()), encoding="utf-8")
     started = time.perf_counter()
     try:
-        with sync_playwright() as driver:
+        with serve_directory(html) as (url, _), sync_playwright() as driver:
             browser = driver.chromium.launch(
-                executable_path=find_chromium(), headless=True,
+                executable_path=chromium, headless=True,
                 args=["--no-sandbox", "--disable-gpu",
-                      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+                      f"--host-resolver-rules={OFFLINE_RULES}"])
             try:
                 page = browser.new_page(viewport={"width": 1000, "height": 1400})
                 page.goto(f"{url}/{PRINT_DIR}/book.html", wait_until="load", timeout=180_000)
@@ -166,8 +136,6 @@ def make_pdf(html: Path, out: Path, student_out: Path | None = None) -> dict:
             finally:
                 browser.close()
     finally:
-        httpd.shutdown()
-        httpd.server_close()
         shutil.rmtree(folder, ignore_errors=True)
     state["seconds"] = round(time.perf_counter() - started, 1)
     return state

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-import shutil
+import re
 import sys
 from pathlib import Path
 

@@ -4,7 +4,7 @@ Each mutant below replaces one piece of code by a plausible mistake (a sign, a f
 a dropped term, a weakened check). The 32 mutants ``M01``-``M32`` are those of the reliability
 review of 0.2.0, rewritten for the current code; ``N01``... are new ones on the code added since
 (the argument contract, the batched forms on the architecture classes, the round-off
-tolerances). For each mutant, the package and the unit tests are copied into a scratch folder
+tolerances, Chapter 10's staircase, whitening and commutation measures). For each mutant, the package and the unit tests are copied into a scratch folder
 (never the working tree), the one replacement is made there, and the named unit test files run
 with ``pytest -x``: the mutant is *killed* when they fail, and *survives* when they pass. A
 replacement whose original text is not found is reported as *stale* (the code moved: update
@@ -160,7 +160,8 @@ MUTANTS = [
     _m("N11", "riccati.py", "log_max = math.log(torch.finfo(B.dtype).max)",
        "log_max = math.log(torch.finfo(torch.float64).max)",
        "Riccati overflow message quotes float64's limit for float32", "test_riccati.py"),
-    _m("N12", "lotka_volterra.py", "z0, zstar, zeta, t = (v.double() for v in (z0, zstar, zeta, t))",
+    _m("N12", "lotka_volterra.py",
+       "z0, zstar, zeta, t = (v.double() for v in (z0, zstar, zeta, t))",
        "z0, zstar, zeta, t = (v for v in (z0, zstar, zeta, t))",
        "logistic computes in the input's float32", "test_ignition.py"),
     _m("N13", "_modules.py", "    require_finite_output(out.detach(), f\"f(W, x) at W of shape",
@@ -172,6 +173,40 @@ MUTANTS = [
     _m("N15", "module_training.py", "        record = {0, steps}", "        record = set()",
        "train_module(record_every=None) records nothing (the KeyError of 0.2.0)",
        "test_train_module.py"),
+    # Chapter 10: the staircase on real data, whitening, the two commutation measures
+    _m("N16", "staircase.py", "rate = 2.0 * torch.log1p(lr * phi1 * modes.sigma)",
+       "rate = torch.log1p(lr * phi1 * modes.sigma)",
+       "predict_staircase: growth per step (1 + lr phi' sigma) instead of its square",
+       "test_staircase.py"),
+    _m("N17", "staircase.py", "zstar = 2.0 * modes.sigma / (phi1 * modes.lam)",
+       "zstar = modes.sigma / (phi1 * modes.lam)", "capacity z*_k loses its factor 2",
+       "test_staircase.py"),
+    _m("N18", "staircase.py", "v = a[:, k] - basis @ (basis.T @ a[:, k])", "v = a[:, k]",
+       "no competition for units (z_eff = z0 while units remain)", "test_staircase.py"),
+    _m("N19", "staircase.py", "lam = (R * SR).sum(0)", "lam = (R * R).sum(0)",
+       "lambda_k = |r_k|^2 = 1 instead of r_k^T S_xx r_k", "test_staircase.py"),
+    _m("N20", "staircase.py", "V[self.order] = 0.5 * self.modes.canonical.square()",
+       "V[:] = 0.5 * self.modes.canonical.square()",
+       "reduced-rank levels: the j-th drop on mode j, not on the j-th to ignite",
+       "test_staircase.py"),
+    _m("N21", "staircase.py", "torch.sigmoid(torch.outer(s, self.rate) - logit)",
+       "torch.sigmoid(0.5 * torch.outer(s, self.rate) - logit)",
+       "Staircase.fractions grows at half the rate of the predicted steps", "test_staircase.py"),
+    _m("N22", "real_data.py", "e.pow(-0.5 * strength)", "e.pow(-strength)",
+       "whiten: S_xx^-s instead of S_xx^-s/2", "test_real_data.py"),
+    _m("N23", "real_data.py", "    X = X - X.mean(axis=0)\n", "",
+       "digits_data: pixels not centred", "test_real_data.py"),
+    _m("N24", "commutativity.py", "(1.0 - cos.square()).clamp_min(0.0).sqrt()",
+       "(1.0 - cos.square()).clamp_min(0.0)",
+       "mlp_commutators: sin^2(theta) instead of sin(theta)", "test_real_data.py",
+       "test_commutativity.py"),
+    _m("N25", "commutativity.py", "return commutator_norm(X.T @ X / n, Sxy @ Sxy.T)",
+       "return commutator_norm(X.T @ X / n, Sxy.T @ Sxy if Sxy.shape[0] == Sxy.shape[1] "
+       "else Sxy @ Sxy.T)", "covariance_commutator: S_yx S_xy where S_xy S_yx is meant "
+       "(square S_xy)", "test_real_data.py"),
+    _m("N26", "staircase.py", "leakage = (SR - R * lam).norm(dim=0) / lam",
+       "leakage = (SR - R * lam).norm(dim=0)", "leakage not relative to lambda_k",
+       "test_staircase.py"),
 ]
 
 

@@ -66,15 +66,21 @@ def _rewrite(
     return changed
 
 
+def has_edition(app: Sphinx, pagename: str) -> bool:
+    """Whether a page has a notebook edition: a notebook page in one of the folders of
+    ``nqf_edition_sources`` (a markdown page has no notebook and no launch buttons)."""
+    sources = app.config.nqf_edition_sources.split()
+    return any(pagename.startswith(f"{source.strip('/')}/") for source in sources) and (
+        Path(app.srcdir) / f"{pagename}.ipynb"
+    ).is_file()
+
+
 def point_buttons_at_edition(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
     """``html-page-context`` handler, run after the theme's (priority 502 > 501)."""
-    sources = app.config.nqf_edition_sources.split()
-    if not any(pagename.startswith(f"{source.strip('/')}/") for source in sources):
+    if not has_edition(app, pagename):
         return
-    if not (Path(app.srcdir) / f"{pagename}.ipynb").is_file():
-        return  # a markdown page: no notebook, no launch buttons
     name = Path(pagename).name + ".ipynb"
     edition = f"{app.config.nqf_edition_dir.strip('/')}/{name}"
     if not (Path(app.srcdir) / edition).is_file():

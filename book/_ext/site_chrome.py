@@ -46,7 +46,9 @@ DESCRIPTION_CHARS = 155
 SUMMARY = re.compile(r'(<a class="[^"]*\breference internal\b[^"]*" href="[^"]*">'
                      r'(?P<title>(?:(?!</a>).)*)</a>\s*<details[^>]*>\s*)<summary>', re.S)
 CITATION = re.compile(r'(<div class="citation"[^>]*?) role="doc-biblioentry"')
-SEARCH_LABEL = re.compile(r'(<button class="[^"]*search-button-field[^"]*"[^>]*?) aria-label="Search"')
+SEARCH_LABEL = re.compile(
+    r'(<button class="[^"]*search-button-field[^"]*"[^>]*?) aria-label="Search"'
+)
 FONTAWESOME_JS = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js'
                             r'[^"]*"></script>')
 TAG = re.compile(r"<[^>]+>")

@@ -30,10 +30,10 @@ def _scaled_tanh(phi1: float) -> Activation:
     return Activation("scaled_tanh", lambda z: phi1 * torch.tanh(z), 0.0, phi1, 0.0)
 
 
-def _bias_cases(hidden: int | None) -> list[tuple[object, int, torch.Tensor]]:
+def _bias_cases(hidden: int | None) -> list[tuple[str | Activation, int, torch.Tensor]]:
     """(activation, n_in, x): the three public activations, plus randomised ones when
     grading."""
-    cases = [
+    cases: list[tuple[str | Activation, int, torch.Tensor]] = [
         (phi, n_in, x)
         for phi, n_in in [("tanh", 3), ("silu", 2), ("gelu", 4)]
         for x in _random_inputs(n_in)

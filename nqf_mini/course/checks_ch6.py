@@ -83,7 +83,7 @@ def _ch6_exponent(answer: Answer, hidden: int | None) -> CheckResult:
     if all(close(v, (a1 - 1) / a2, 1e-6) for v, (a1, a2) in zip(values, cases)):
         return CheckResult(
             True,
-            f"(alpha1 - 1)/alpha2 on {len(cases)} pairs, e.g. 1.25 for the seed's Fig. "
+            f"(alpha1 - 1)/alpha2 on {len(cases)} pairs, e.g. 1.25 for the paper's Fig. "
             f"3 (alpha1 = 2, alpha2 = 0.8)",
         )
     for wrong, hint in _EXPONENT_SLIPS:  # a slip must explain every case

@@ -117,19 +117,19 @@ _REMAINDER_IDEAS = {
     "misses, and how does it compare with rms|F|?",
     "sin": "sin is odd: which term of the expansion of F is the first that the NQF "
     "misses, and how does it compare with rms|F|?",
-    "softplus0": "what is phi''(0) for softplus - ln 2, and so which power of lambda "
+    "softplus0": "what is phi''(0) for softplus - ln 2, and so which power of the "
+    "weight scale s does the remainder start with?",
+    "silu": "what is phi''(0) for SiLU, and so which power of the weight scale s "
     "does the remainder start with?",
-    "silu": "what is phi''(0) for SiLU, and so which power of lambda does the "
-    "remainder start with?",
     "relu": "careful: ReLU is not smooth at 0. What does autograd give for phi'(0), "
-    "what is the NQF then, and how does a ReLU network scale with lambda?",
+    "what is the NQF then, and how does a ReLU network scale with s?",
 }
 
 
 @register_check("ch7.remainder_exponent")
 def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
-    """answer maps an activation to the exponent e of rms|F - F_NQF| / rms|F| ~
-    lambda^e."""
+    """answer maps an activation to the exponent e of rms|F - F_NQF| / rms|F| ~ s^e
+    (weights scaled by s)."""
     given = answer.value if answer.kind == "value" else None
     if not isinstance(given, dict):
         return CheckResult(
@@ -152,7 +152,7 @@ def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
             False,
             "these look like the exponents of the ABSOLUTE remainder rms|F - F_NQF|; "
             "the question divides it by rms|F|: how does rms|F| itself scale with "
-            "lambda?",
+            "the weight scale s?",
         )
     wrong = [k for k, right in _REMAINDER_RELATIVE.items() if values[k] != right]
     if wrong:
@@ -164,8 +164,8 @@ def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
         )
     return CheckResult(
         True,
-        "all five right: the relative remainder is lambda^2 for odd activations, "
-        "lambda for phi''(0) != 0, and constant for ReLU",
+        "all five right: the relative remainder is s^2 for odd activations, "
+        "s for phi''(0) != 0, and constant for ReLU",
     )
 
 

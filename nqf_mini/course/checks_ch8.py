@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -68,14 +69,14 @@ def _onset(steps: np.ndarray, l_net: np.ndarray, l_nqf: np.ndarray, f_net: np.nd
 
 
 _WINDOW_SLIPS: list[tuple[Callable[..., float], str]] = [
-    (lambda *a: _onset(*a, floor=0.0),
+    (functools.partial(_onset, floor=0.0),
      "ignores the floor: once the NQF has fitted the target its loss goes to zero and "
      "any residual of the network is an unbounded relative gap; count the loss gap "
      "only while L_NQF >= 1% of L_NQF(0)"),
-    (lambda *a: _onset(*a, loss_by="net"),
+    (functools.partial(_onset, loss_by="net"),
      "divides the loss gap by the network's loss; the definition measures it relative "
      "to the NQF's loss"),
-    (lambda *a: _onset(*a, f_by="nqf"),
+    (functools.partial(_onset, f_by="nqf"),
      "divides the function gap by rms(f_NQF); the definition measures it relative to "
      "the network's function, rms(f)"),
 ]
@@ -94,9 +95,10 @@ def _ch8_agreement_window(answer: Answer, hidden: int | None) -> CheckResult:
     if (verdict := not_a_function(answer, signature)) is not None:
         return verdict
     cases = _window_cases() + ([] if hidden is None else _window_cases(hidden))
-    for what, *arrays in cases:
+    for what, steps, l_net, l_nqf, f_net, f_nqf in cases:
+        arrays = (steps, l_net, l_nqf, f_net, f_nqf)
         raw = answer(*(a.copy() for a in arrays))
-        truth = _onset(*arrays)                           # after the answer returned
+        truth = _onset(steps, l_net, l_nqf, f_net, f_nqf)  # after the answer returned
         if raw is None:
             return CheckResult(False, f"when {what} your function returns None; return "
                                       "math.inf for 'never' (the package's convention)")
@@ -105,7 +107,6 @@ def _ch8_agreement_window(answer: Answer, hidden: int | None) -> CheckResult:
             return given
         if given == truth:
             continue
-        steps = arrays[0]
         if not math.isinf(truth) and given == float(np.searchsorted(steps, truth)):
             return CheckResult(False, f"when {what} you return {given:g}, an index into "
                                       "the recorded steps; return the step itself")

@@ -14,7 +14,7 @@ from .feedback import (
 from .registry import register_check
 
 Layers = list[torch.Tensor]
-_SHAPES = [(3, (4, 5, 3)), (5, (6, 2, 4))]
+_SHAPES: list[tuple[int, tuple[int, ...]]] = [(3, (4, 5, 3)), (5, (6, 2, 4))]
 
 
 def _cases(hidden: int | None = None) -> list[tuple[Layers, torch.Tensor]]:
@@ -118,10 +118,11 @@ def _ch9_order_parameters(answer: Answer, hidden: int | None) -> CheckResult:
         if not isinstance(given, (list, tuple)) or len(given) != 2:
             return CheckResult(False, f"{what} expected a list [M1, M2] of two "
                                       f"matrices, got {type(given).__name__}")
-        mats = [as_float_tensor(g, f"M{k + 1}") for k, g in enumerate(given)]
-        bad = next((m for m in mats if isinstance(m, CheckResult)), None)
+        checked = [as_float_tensor(g, f"M{k + 1}") for k, g in enumerate(given)]
+        bad = next((m for m in checked if isinstance(m, CheckResult)), None)
         if bad is not None:
             return bad
+        mats = [m for m in checked if isinstance(m, torch.Tensor)]
         truth = _order_truth(layers)                       # after the answer returned
         if all(m.shape == t.shape and close(m, t, 1e-10) for m, t in zip(mats, truth)):
             continue

@@ -88,7 +88,9 @@ def chapter_keys(chapters: Path) -> dict[int, ChapterKey]:
     keys = {}
     for path in sorted(chapters.glob("*.ipynb")):
         number = chapter_number(path)
-        labels = labels_of_chapter(number) if number is not None else []
+        if number is None:
+            continue
+        labels = labels_of_chapter(number)
         if not labels:
             continue
         nb = nbformat.read(path, as_version=4)

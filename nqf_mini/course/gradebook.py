@@ -110,8 +110,9 @@ class GradesFile:
 
     def read(self) -> list[dict[str, Any]]:
         """The rows on disk (points as ints); a row cut short by a crash is dropped."""
-        rows = []
-        for row in _read_csv(self.path):
+        rows: list[dict[str, Any]] = []
+        for text in _read_csv(self.path):
+            row: dict[str, Any] = dict(text)
             try:
                 row["chapter"] = int(row["chapter"])
                 row["points"] = int(row["points"])

@@ -204,6 +204,7 @@ def _describe(expr: str, namespace: dict[str, Any]) -> dict[str, Any]:
 def notebook_kernel(channel: _Channel) -> None:
     """Serve the notebook mode (see the module docstring)."""
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    shell: _Shell | None = None                       # get_ipython() returns it once made
     namespace["get_ipython"] = lambda: shell
     namespace["display"] = lambda *args, **kwargs: None
     shell = _Shell(namespace)

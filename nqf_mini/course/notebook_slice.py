@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import ast
 import symtable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 #: Calls that change state beyond the names a cell binds (matched on the last name of
 #: a dotted call whose base is an imported name, e.g. ``torch.manual_seed``).
@@ -223,7 +225,7 @@ class _Effects(ast.NodeVisitor):
                 self.dynamic = True
             self.imports.add(alias.asname or alias.name)
 
-    def _stores(self, targets: list[ast.AST]) -> None:
+    def _stores(self, targets: Sequence[ast.AST]) -> None:
         for target in targets:
             for sub in ast.walk(target):
                 if isinstance(sub, (ast.Attribute, ast.Subscript)):
@@ -403,12 +405,13 @@ class _Flow:
                     bound |= names
             self.body(stmt.body, bound)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            self.body(stmt.body, set(bound))
-            for handler in stmt.handlers:
+            tried = cast(ast.Try, stmt)                # TryStar (3.11+) has the same fields
+            self.body(tried.body, set(bound))
+            for handler in tried.handlers:
                 self._use(handler.type, bound)
-                self.body(handler.body, bound | ({handler.name} - {None}))
-            self.body(stmt.orelse, set(bound))
-            self.body(stmt.finalbody, set(bound))
+                self.body(handler.body, bound | ({handler.name} if handler.name else set()))
+            self.body(tried.orelse, set(bound))
+            self.body(tried.finalbody, set(bound))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self._define(stmt, stmt.name, bound)
             bound.add(stmt.name)
@@ -421,7 +424,8 @@ class _Flow:
             for target in stmt.targets:
                 names, reads = _targets(target)
                 self.reads |= reads - bound
-                self.changes |= _mutated(ast.Assign(targets=[target])) - bound
+                self.changes |= _mutated(ast.Assign(targets=[target],
+                                                    value=ast.Constant(None))) - bound
                 new |= names
             if isinstance(stmt.value, ast.Lambda):
                 for name in new:

@@ -490,6 +490,7 @@ class Kernel:
         to_kernel, self._to = os.pipe()
         self._from, from_kernel = os.pipe()
         stderr = tempfile.TemporaryFile()
+        self._workdir: str | None = None
         try:
             if unsafe:
                 self._workdir = tempfile.mkdtemp(prefix="nqf-unsafe-")
@@ -500,7 +501,6 @@ class Kernel:
                 )
                 self.pid: int | None = self.proc.pid
             else:
-                self._workdir = None
                 cmd = bwrap_command(site, limits, argv)
                 self.proc = subprocess.Popen(
                     cmd, stdin=to_kernel, stdout=from_kernel, stderr=stderr,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ..chapters.test_chapters import toc_files
+from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "_build" / "html" / "nqf-course.pdf"
@@ -39,7 +39,7 @@ pytestmark = [
 def chapters() -> list[tuple[str, str]]:
     """(notebook, title) of each numbered chapter, in the order of _toc.yml."""
     out = []
-    for page in toc_files():
+    for page in toc.pages():
         if page.startswith("chapters/"):
             nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
             for cell in nb["cells"]:

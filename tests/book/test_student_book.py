@@ -21,7 +21,7 @@ import pytest
 
 from scripts.notebook_edition import exercises as grammar
 
-from ..chapters.test_chapters import toc_files
+from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "student-html"
@@ -36,7 +36,7 @@ def _text(page: str, root: Path = HTML) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page_html)))
 
 
-@pytest.mark.parametrize("page", toc_files())
+@pytest.mark.parametrize("page", toc.pages())
 def test_every_toc_page_was_built(page):
     assert (HTML / f"{page}.html").exists()
 

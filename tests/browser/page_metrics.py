@@ -31,6 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scripts.browser import OFFLINE_RULES
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Lighthouse's accessibility score every chapter must reach (``--lighthouse`` fails below).
 A11Y_FLOOR = 0.95
@@ -95,7 +97,7 @@ def lighthouse(url: str, chromium: str) -> dict | None:
         cmd = [npx, "--no-install", "lighthouse", url, "--preset=desktop", "--quiet",
                "--output=json", f"--output-path={out}",
                "--chrome-flags=--headless=new --no-sandbox --disable-gpu "
-               "--host-resolver-rules='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'",
+               f"--host-resolver-rules='{OFFLINE_RULES}'",
                "--only-categories=performance,accessibility,best-practices,seo"]
         env = dict(os.environ, CHROME_PATH=chromium)
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env,
@@ -111,9 +113,10 @@ def lighthouse(url: str, chromium: str) -> dict | None:
 def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
-    from .conftest import CHROMIUM_FLAGS, HTML, find_chromium, serve_directory
-    from .test_offline_book import toc_files
-    import yaml
+    from scripts import toc
+    from scripts.browser import PLAYWRIGHT_FLAGS, find_chromium, serve_directory
+
+    from .conftest import HTML
 
     parser = argparse.ArgumentParser(description="record page weight, load time, Tab presses "
                                                  "(and Lighthouse scores) of every page")
@@ -124,11 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     if chromium is None:
         print("no chromium: install Debian's chromium", file=sys.stderr)
         return 1
-    pages = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    pages = toc.pages()
     records = {}
     with serve_directory(HTML) as (url, _), sync_playwright() as driver:
-        args_ = [f for f in CHROMIUM_FLAGS if not f.startswith(("--headless", "--virtual"))]
-        browser = driver.chromium.launch(executable_path=chromium, headless=True, args=args_)
+        browser = driver.chromium.launch(
+            executable_path=chromium, headless=True, args=PLAYWRIGHT_FLAGS
+        )
         try:
             for page in pages:
                 records[page] = measure(browser, f"{url}/{page}.html")

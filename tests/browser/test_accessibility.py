@@ -26,12 +26,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
+
+from scripts import toc
 
 from .conftest import ROOT, SCREENSHOTS
-from .test_offline_book import toc_files
 
-PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+PAGES = toc.pages()
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 REPORT = SCREENSHOTS / "axe.json"
 FAILING = {"serious", "critical"}

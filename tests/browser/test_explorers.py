@@ -3,9 +3,9 @@
 For each chapter page, Debian's Chromium (driven by Playwright) loads the page from the
 local server with every remote host unresolvable. One test times the page: the explorer
 works, and the page has loaded, within 2 s of navigation; the load times with and without
-the explorer are recorded (see its docstring). The other checks that the explorer's script ran (its controls are
-shown), and moves each control to at least two values, as a reader would: keys on a
-slider, a pick in a menu.
+the explorer are recorded (see its docstring). The other checks that the explorer's script
+ran (its controls are shown), and moves each control to at least two values, as a reader
+would: keys on a slider, a pick in a menu.
 After each move the image must be the frame that the chapter precomputed for the values
 now set (the frame stored in the notebook), the picture in the browser must differ from
 the one before, and a slider's value must be shown beside it. No request may leave

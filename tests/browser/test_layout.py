@@ -13,12 +13,10 @@ scrolls, and its equation number can land on top of it.
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from .conftest import ROOT
-from .test_offline_book import toc_files
+from scripts import toc
 
-PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+PAGES = toc.pages()
 
 MEASURE = """() => Array.from(document.querySelectorAll('mjx-container[display="true"]'))
   .map(c => {

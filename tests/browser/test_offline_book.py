@@ -2,8 +2,10 @@
 
 For the intro page and every chapter in ``_toc.yml``, headless Chromium loads the page from a local
 server while every remote host name fails to resolve, and the test checks that MathJax typeset the
-math, that each figure stored in the notebook is on the page and was served, and that the Colab and Binder links point at the chapter's notebook
-edition (``notebooks/``, made by ``make notebooks``) in the repository named in ``_config.yml``. A screenshot of each chapter goes to ``_build/screenshots``.
+math, that each figure stored in the notebook is on the page and was served, and that the Colab
+and Binder links point at the chapter's notebook edition (``notebooks/``, made by ``make
+notebooks``) in the repository named in ``_config.yml``. A screenshot of each chapter goes to
+``_build/screenshots``.
 """
 
 from __future__ import annotations
@@ -17,24 +19,12 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 import yaml
 
+from scripts import toc
+
 from .conftest import HTML, ROOT, SCREENSHOTS
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
-
-
-def toc_files(node) -> list:
-    """Every page of a table of contents, the root (the intro) first."""
-    if isinstance(node, dict):
-        return ([node["root"]] if "root" in node else []) + (
-            [node["file"]] if "file" in node else []) + [
-            f for key, value in node.items() if key != "file" for f in toc_files(value)]
-    if isinstance(node, list):
-        return [f for item in node for f in toc_files(item)]
-    return []
-
-
-CHAPTERS = [f for f in toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
-            if f.startswith("chapters/")]
+CHAPTERS = [f for f in toc.pages() if f.startswith("chapters/")]
 
 # Raw TeX that MathJax would have replaced; code, scripts and MathJax's own output are not prose.
 RAW_MATH = re.compile(r"\\\(|\\\[|\$\$|\\begin\{")
@@ -195,7 +185,10 @@ def test_chapter(chapter, browser, book_server):
     notebook = f"{prefix}{edition}"
     ui = {"classic": "tree", "jupyterlab": "lab/tree"}[launch.get("notebook_interface", "classic")]
     colab = f"{launch['colab_url'].strip('/')}/github/{owner}/{repo}/blob/{branch}/{notebook}"
-    binder = f"{launch['binderhub_url'].strip('/')}/v2/gh/{owner}/{repo}/{branch}?urlpath={ui}/{notebook}"
+    binder = (
+        f"{launch['binderhub_url'].strip('/')}/v2/gh/{owner}/{repo}/{branch}"
+        f"?urlpath={ui}/{notebook}"
+    )
     assert colab in static.links, f"{page_path}: no Colab link {colab}"
     assert binder in static.links, f"{page_path}: no Binder link {binder}"
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
-from .conftest import ROOT, SCREENSHOTS
+from scripts import toc
+
+from .conftest import SCREENSHOTS
 from .page_metrics import measure
-from .test_offline_book import toc_files
 
-PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+PAGES = toc.pages()
 #: Bytes loaded by the load event, per page.
 BYTES_BUDGET = int(3.5 * 2**20)
 #: Tab presses from the top of a chapter page to its explorer's first control.

@@ -25,12 +25,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from .conftest import ROOT, SCREENSHOTS
-from .test_offline_book import toc_files
+from scripts import toc
 
-PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+from .conftest import SCREENSHOTS
+
+PAGES = toc.pages()
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
          "is_mobile": True, "has_touch": True}
 TARGET_PX = 24

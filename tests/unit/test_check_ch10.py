@@ -61,17 +61,21 @@ def right_step(sigma, lam, z0, lr):
 
 
 WRONG_STEP = {
-    "flow's rate": lambda s, l, z, lr: torch.log(2 * s / (l * z) - 1) / (2 * lr * s),
-    "capacity sigma / lambda":
-        lambda s, l, z, lr: torch.log(s / (l * z) - 1) / (2 * torch.log1p(lr * s)),
-    "misses the -1": lambda s, l, z, lr: torch.log(2 * s / (l * z)) / (2 * torch.log1p(lr * s)),
-    "leaves out lambda_k":
-        lambda s, l, z, lr: torch.log(2 * s / z - 1) / (2 * torch.log1p(lr * s)),
-    "factor 2 of the rate": lambda s, l, z, lr: torch.log(2 * s / (l * z) - 1) / torch.log1p(lr * s),
-    "time t = lr x step": lambda s, l, z, lr: lr * right_step(s, l, z, lr),
-    "float32": lambda s, l, z, lr: right_step(s, l, z, lr).float(),
-    "expected a scalar": lambda s, l, z, lr: torch.ones(2),
-    "solve z_k(s)": lambda s, l, z, lr: right_step(s, l, z, lr) + 1.0,
+    "flow's rate": lambda s, lam, z, lr: torch.log(2 * s / (lam * z) - 1) / (2 * lr * s),
+    "capacity sigma / lambda": lambda s, lam, z, lr: (
+        torch.log(s / (lam * z) - 1) / (2 * torch.log1p(lr * s))
+    ),
+    "misses the -1": lambda s, lam, z, lr: torch.log(2 * s / (lam * z)) / (2 * torch.log1p(lr * s)),
+    "leaves out lambda_k": lambda s, lam, z, lr: (
+        torch.log(2 * s / z - 1) / (2 * torch.log1p(lr * s))
+    ),
+    "factor 2 of the rate": lambda s, lam, z, lr: (
+        torch.log(2 * s / (lam * z) - 1) / torch.log1p(lr * s)
+    ),
+    "time t = lr x step": lambda s, lam, z, lr: lr * right_step(s, lam, z, lr),
+    "float32": lambda s, lam, z, lr: right_step(s, lam, z, lr).float(),
+    "expected a scalar": lambda s, lam, z, lr: torch.ones(2),
+    "solve z_k(s)": lambda s, lam, z, lr: right_step(s, lam, z, lr) + 1.0,
 }
 
 

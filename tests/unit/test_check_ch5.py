@@ -33,7 +33,7 @@ def test_ch5_checks_registered():
 
 def test_ch5_half_time():
     assert_feedback("ch5.half_time", right_half_time, WRONG_HALF_TIME)
-    package = lambda z0, zstar, zeta: nqf.logistic_ignition_time(z0, zstar, zeta)  # noqa: E731
+    package = lambda z0, zstar, zeta: nqf.logistic_ignition_time(z0, zstar, zeta)
     result = exercise("ch5.half_time", package, quiet=True)
     assert not result.ok and "logistic_ignition_time" in result.message
     assert "expected a function" in exercise("ch5.half_time", 1.0, quiet=True).message

@@ -5,7 +5,6 @@ import math
 import numpy as np
 import torch
 
-import nqf_mini as nqf
 from nqf_mini.course.check import CHECKS, exercise
 
 from ..conftest import assert_feedback

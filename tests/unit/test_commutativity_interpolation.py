@@ -1,4 +1,5 @@
-"""From commuting to generic structure matrices (Chapter 7): perturbation and nearest commuting stack."""
+"""From commuting to generic structure matrices (Chapter 7): perturbation and nearest
+commuting stack."""
 
 import pytest
 import torch

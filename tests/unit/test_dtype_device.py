@@ -18,7 +18,9 @@ from ..conftest import tolerance
 def _close(got, want, dtype, scale=1.0) -> bool:
     got = torch.as_tensor(got).detach().cpu().double()
     want = torch.as_tensor(want).detach().cpu().double()
-    return bool((got - want).abs().max() <= tolerance(dtype) * 100 * scale * max(1.0, want.abs().max()))
+    return bool(
+        (got - want).abs().max() <= tolerance(dtype) * 100 * scale * max(1.0, want.abs().max())
+    )
 
 
 def test_two_layer_training(device, dtype):

@@ -1,4 +1,5 @@
-"""Ignition times: measured on trajectories, predicted by the logistic and by Theorem 8 (Chapter 5)."""
+"""Ignition times: measured on trajectories, predicted by the logistic and by Theorem 8
+(Chapter 5)."""
 
 import math
 
@@ -94,7 +95,9 @@ def test_piecewise_linear_limit_events():
     C = 0.75 * torch.eye(3, dtype=torch.float64) + 0.25
     ell, events = nqf.piecewise_linear_limit(b, C, torch.linspace(0.0, 3.0, 31))
     assert ell.shape == (31, 3) and (ell <= 1e-12).all()
-    assert torch.allclose(torch.tensor(events, dtype=torch.float64), nqf.limit_ignition_slopes(b, C))
+    assert torch.allclose(
+        torch.tensor(events, dtype=torch.float64), nqf.limit_ignition_slopes(b, C)
+    )
 
 
 def test_mode_fractions_of_a_linear_network():

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -48,6 +49,12 @@ def test_every_public_name_and_architecture_method_is_covered():
             assert f"arch.{key}.{method}" in names
     assert {f"arch.{name}" for name in ARCHITECTURES} <= names
     assert {n.split(".")[1] for n in names if n.startswith("arch.")} >= set(ARCHITECTURES)
+
+
+def test_ids_are_the_same_in_every_process():
+    # pytest-xdist's workers collect separately and must agree on every ID: no memory address
+    ids = [f"{c[0]}-{c[2]}-{c[3]}" for c in BAD_CALLS + GOOD_CALLS]
+    assert not [i for i in ids if re.search(r"0x[0-9a-fA-F]{4,}", i)]
 
 
 @pytest.mark.parametrize("name, make", [(c[0], c[1]) for c in CASES],

@@ -1,4 +1,5 @@
-"""Theorems 4-7: commuting data reduce the M-space flow to Lotka-Volterra; exact logistic solutions."""
+"""Theorems 4-7: commuting data reduce the M-space flow to Lotka-Volterra; exact logistic
+solutions."""
 
 import pytest
 import torch
@@ -29,10 +30,13 @@ def _rel(a, b):
 def test_diagonal_C_is_logistic_even_from_1e_minus_30(device, dtype):
     b = torch.tensor([1.0, 0.5, 0.25, 0.8], dtype=torch.float64)
     c = torch.tensor([1.0, 2.0, 0.5, 2.5], dtype=torch.float64)
-    z0 = torch.tensor([1e-30, 1e-3, 0.3, 1.0], dtype=torch.float64)               # the last starts above capacity 0.32
+    # the last starts above capacity 0.32
+    z0 = torch.tensor([1e-30, 1e-3, 0.3, 1.0], dtype=torch.float64)
     t = torch.linspace(0.0, 30.0, 16)
     z = lotka_volterra(b, torch.diag(c), z0, t, device=device, dtype=dtype)
-    exact = logistic(z0.to(device), (b / c).to(device), (4 * b).to(device), t.to(device, torch.float64))
+    exact = logistic(
+        z0.to(device), (b / c).to(device), (4 * b).to(device), t.to(device, torch.float64)
+    )
     assert z.shape == (16, 4) and z.dtype == dtype
     tol = 1e-8 if dtype == torch.float64 else 1e-6      # float32: rounding of the output only
     assert ((z.double() - exact).abs() / exact).max().item() <= tol
@@ -58,8 +62,10 @@ def test_lotka_volterra_matches_full_m_flow(degenerate):
     E, a, b, C = reduce_commuting(A, y)
     assert torch.allclose(E @ torch.diag_embed(a) @ E.T, A, atol=1e-12)
     flow = simulate_M(A, y, W0 @ W0.T, 0.004, 1000, method="flow", record_every=100, device="cpu")
-    z_flow = mode_strengths(flow.M_traj, E)                                          # (T, K)
-    z_lv = lotka_volterra(b, C, mode_strengths(W0 @ W0.T, E), torch.tensor(flow.times), device="cpu")
+    z_flow = mode_strengths(flow.M_traj, E)  # (T, K)
+    z_lv = lotka_volterra(
+        b, C, mode_strengths(W0 @ W0.T, E), torch.tensor(flow.times), device="cpu"
+    )
     assert _rel(z_lv, z_flow) <= 1e-8
     z_wrong = lotka_volterra(2 * b, 2 * C, mode_strengths(W0 @ W0.T, E), torch.tensor(flow.times),
                              device="cpu")                                            # factor 8
@@ -108,10 +114,14 @@ def test_non_commuting_data_are_refused_with_the_commutator():
     (dict(max_step=0.0), "`max_step`"),
 ])
 def test_validation(kwargs, match):
-    args = dict(b=torch.ones(2), C=torch.eye(2), z0=torch.tensor([0.1, 0.2]), t=torch.tensor([0.0, 1.0]))
+    args = dict(
+        b=torch.ones(2), C=torch.eye(2), z0=torch.tensor([0.1, 0.2]), t=torch.tensor([0.0, 1.0])
+    )
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        lotka_volterra(args.pop("b"), args.pop("C"), args.pop("z0"), args.pop("t"), device="cpu", **args)
+        lotka_volterra(
+            args.pop("b"), args.pop("C"), args.pop("z0"), args.pop("t"), device="cpu", **args
+        )
     with pytest.raises(ValueError, match="`z0`"):
         logistic(0.0, 1.0, 1.0, torch.tensor([0.0]))
     with pytest.raises(ValueError, match="`M_traj`"):

@@ -52,8 +52,10 @@ def test_structure_matrix_is_half_the_per_unit_hessian():
     x = torch.tensor([0.3, -1.2], dtype=torch.float64)
     f = mlp_f(torch.tanh)
     A = nqf.structure_matrix(f, x, 3)
-    H = torch.autograd.functional.hessian(lambda w: f(torch.stack([w, torch.zeros(3)], 1).double(), x),
-                                          torch.zeros(3, dtype=torch.float64))
+    H = torch.autograd.functional.hessian(
+        lambda w: f(torch.stack([w, torch.zeros(3)], 1).double(), x),
+        torch.zeros(3, dtype=torch.float64),
+    )
     assert torch.allclose(A, H / 2, atol=1e-15)
 
 
@@ -114,7 +116,9 @@ def test_bad_arguments_name_the_argument(bad, exc, match):
 
 
 def test_non_scalar_output_is_refused():
-    with pytest.raises(ValueError, match="expected f\\(W, x\\) to return a scalar, got a tensor of shape \\(2,\\)"):
+    with pytest.raises(
+        ValueError, match="expected f\\(W, x\\) to return a scalar, got a tensor of shape \\(2,\\)"
+    ):
         nqf.structure_matrix(lambda W, x: W[:, 0], torch.ones(2), 2)
     with pytest.raises(TypeError, match="to return a tensor"):
         nqf.structure_matrix(lambda W, x: 1.0, torch.ones(2), 2)

@@ -34,7 +34,7 @@ def test_the_readme_example_runs_and_prints_what_the_readme_shows():
     namespace: dict = {}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, str(README), "exec"), namespace)     # noqa: S102 - our own README
+        exec(compile(code, str(README), "exec"), namespace)  # our own README
     assert out.getvalue() == shown
     measured, predicted = namespace["measured"], namespace["predicted"]
     leading, zstar, b = namespace["leading"], namespace["zstar"], namespace["b"]

@@ -75,8 +75,9 @@ def test_per_sample_commutators_match_explicit_matrices(same_channel):
     assert nqf.mlp_commutators(collinear).max() < 1e-7                  # sin(0) = 0
 
 
-def test_covariance_commutator():
-    X, Y = _g(2, 100, 6), _g(3, 100, 3)
+@pytest.mark.parametrize("K", [3, 6])          # K = p: S_xy square, S_yx S_xy != S_xy S_yx
+def test_covariance_commutator(K):
+    X, Y = _g(2, 100, 6), _g(3, 100, K)
     Sxx, Sxy = X.T @ X / 100, X.T @ Y / 100
     A, B = Sxx.numpy(), (Sxy @ Sxy.T).numpy()
     by_hand = np.linalg.norm(A @ B - B @ A) / (np.linalg.norm(A) * np.linalg.norm(B))

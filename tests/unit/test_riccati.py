@@ -6,7 +6,12 @@ import torch
 from nqf_mini.commutativity import max_commutator
 from nqf_mini.dynamics import simulate_M
 from nqf_mini.lotka_volterra import mode_strengths
-from nqf_mini.riccati import isotropic_dataset, isotropy_constant, riccati_closed_form, single_sample_solution
+from nqf_mini.riccati import (
+    isotropic_dataset,
+    isotropy_constant,
+    riccati_closed_form,
+    single_sample_solution,
+)
 
 torch.set_num_threads(1)
 
@@ -64,8 +69,9 @@ def test_closed_form_with_a_zero_eigenvalue_and_its_limit():
     late = riccati_closed_form(B2, kappa, W0, torch.tensor([5.0, 80.0]))  # M(inf) = P+ B P+ / kappa
     P = Q[:, :2] @ Q[:, :2].T
     assert torch.allclose(late[0], P @ B2 @ P / kappa, atol=1e-6)
-    assert torch.allclose(late[1], P @ B2 @ P / kappa, atol=1e-12)       # e^{4 lam t} = e^{480}: no overflow
-    one = riccati_closed_form(B2, kappa, W0[:, :1], 80.0)                # d = 1: only the top direction
+    # e^{4 lam t} = e^{480}: no overflow
+    assert torch.allclose(late[1], P @ B2 @ P / kappa, atol=1e-12)
+    one = riccati_closed_form(B2, kappa, W0[:, :1], 80.0)  # d = 1: only the top direction
     assert torch.allclose(one, 1.5 * torch.outer(Q[:, 0], Q[:, 0]) / kappa, atol=1e-12)
     early = riccati_closed_form(B, kappa, W0, torch.tensor([0.0, 1e-4]))
     M0 = W0 @ W0.T
@@ -79,8 +85,16 @@ def test_single_sample_solution_matches_the_flow():
     E, _ = torch.linalg.qr(torch.randn(4, 4, generator=gen, dtype=torch.float64))
     A = (E @ torch.diag(a) @ E.T)[None]                                   # n = 1
     M0 = 0.01 * torch.eye(4, dtype=torch.float64)
-    flow = simulate_M(A, torch.tensor([0.7], dtype=torch.float64), M0, 0.002, 5000, method="flow", record_every=500,
-                      device="cpu")
+    flow = simulate_M(
+        A,
+        torch.tensor([0.7], dtype=torch.float64),
+        M0,
+        0.002,
+        5000,
+        method="flow",
+        record_every=500,
+        device="cpu",
+    )
     z = single_sample_solution(a, 0.7, torch.full((4,), 0.01, dtype=torch.float64), flow.times)
     assert z.shape == (11, 4)
     assert _rel(z, mode_strengths(flow.M_traj, E)) <= 1e-8

@@ -1,4 +1,5 @@
-"""Closed-form scaling-law curves, exponents, the ignition window and the power-law fit (Chapter 6)."""
+"""Closed-form scaling-law curves, exponents, the ignition window and the power-law fit
+(Chapter 6)."""
 
 import math
 
@@ -15,7 +16,11 @@ def test_fit_power_law_recovers_exponent_and_prefactor():
     t = torch.logspace(0, 4, 50, dtype=torch.float64)
     fit = nqf.fit_power_law(t, 3.0 * t ** -1.7, (10.0, 1000.0))
     assert abs(fit.exponent - 1.7) < 1e-10 and abs(fit.prefactor - 3.0) < 1e-9
-    assert fit.stderr < 1e-10 and fit.n_points == int(((t >= 10) & (t <= 1000)).sum()) and fit.window == (10.0, 1000.0)
+    assert (
+        fit.stderr < 1e-10
+        and fit.n_points == int(((t >= 10) & (t <= 1000)).sum())
+        and fit.window == (10.0, 1000.0)
+    )
 
 
 def test_fit_power_law_stderr_reflects_noise():
@@ -68,7 +73,9 @@ def test_feature_wise_exponent_finite_K_bias_and_tail():
     window = nqf.ignition_window(u0, zeta)
     t = torch.logspace(math.log10(window[0]), math.log10(window[1]), 120, dtype=torch.float64)
     raw = nqf.fit_power_law(t, nqf.feature_wise_curve(2.0, 0.8, K, t), window).exponent
-    corrected = nqf.fit_power_law(t, nqf.feature_wise_curve(2.0, 0.8, K, t, tail=True), window).exponent
+    corrected = nqf.fit_power_law(
+        t, nqf.feature_wise_curve(2.0, 0.8, K, t, tail=True), window
+    ).exponent
     predicted = nqf.feature_exponent(2.0, 0.8)
     assert predicted == 1.25
     assert 0.005 < raw / predicted - 1 < 0.05          # finite K biases the fit upward
@@ -108,8 +115,9 @@ def test_nonproportional_init_lowers_the_exponent_as_predicted():
     V, zeta, u0 = nqf.power_law_modes(K, 2.0, 0.8, eps=eps, delta=delta)
     window = nqf.ignition_window(u0, zeta)
     t = torch.logspace(math.log10(window[0]), math.log10(window[1]), 120, dtype=torch.float64)
-    fit = nqf.fit_power_law(t, nqf.feature_wise_curve(2.0, 0.8, K, t, eps=eps, delta=delta, tail=True),
-                          window).exponent
+    fit = nqf.fit_power_law(
+        t, nqf.feature_wise_curve(2.0, 0.8, K, t, eps=eps, delta=delta, tail=True), window
+    ).exponent
     k_mid = math.sqrt(10 * K / 10)
     assert fit < 1.2
     assert abs(fit / nqf.nonproportional_exponent(2.0, 0.8, delta, eps, k_mid) - 1) < 0.01
@@ -132,7 +140,9 @@ def test_sample_wise_curve_tail():
     t = torch.tensor([1.0, 10.0], dtype=torch.float64)
     raw = nqf.sample_wise_curve(1.0, 1.0, n, t, eps=1e-5, zeta0=4 / n)
     full = nqf.sample_wise_curve(1.0, 1.0, n, t, eps=1e-5, zeta0=4 / n, tail=True)
-    assert torch.allclose(full - raw, torch.full((2,), nqf.hurwitz_tail(2.0, n) / (2 * n), dtype=torch.float64))
+    assert torch.allclose(
+        full - raw, torch.full((2,), nqf.hurwitz_tail(2.0, n) / (2 * n), dtype=torch.float64)
+    )
     assert nqf.hurwitz_tail(2.0, 0) == pytest.approx(math.pi ** 2 / 6)
 
 
@@ -169,8 +179,20 @@ def test_fit_power_law_stderr_uses_m_minus_2_degrees_of_freedom():
 
 @pytest.mark.parametrize("alpha1, K", [(2.0, 10), (1.5, 3), (3.0, 0)])
 def test_hurwitz_tail_is_the_sum_over_k_above_K(alpha1, K):
-    N = 2_000_000                                         # brute force up to N, Euler-Maclaurin after
+    N = 2_000_000  # brute force up to N, Euler-Maclaurin after
     k = np.arange(K + 1, N + 1, dtype=np.float64)
     tail = N ** (1 - alpha1) / (alpha1 - 1) - 0.5 * N ** -alpha1
     brute = float(np.sum(k ** -alpha1)) + tail
     assert nqf.hurwitz_tail(alpha1, K) == pytest.approx(brute, rel=1e-10)
+
+
+def test_rank_one_curve_resolves_the_escape_from_any_start():
+    """Before the escape |w| ~ w0 + 2|c| tau, so t = ln(1 + 2|c| tau / w0) / (2|c|): a start
+    100 times smaller delays every later event by ln(100) / (2|c|), |c| = |S b|."""
+    c_norm = float((torch.arange(1, 65, dtype=torch.float64) ** -2.0).norm())   # theta = beta = 1
+    halves = []
+    for w0 in (1e-4, 1e-6, 1e-8):
+        run = nqf.rank_one_curve(64, 1.0, 1.0, w0_norm=w0, n_steps=2400)
+        halves.append(nqf.ignition_times(run.fraction, run.t, 1.0)[:3].numpy())
+    delay = math.log(100) / (2 * c_norm)
+    assert np.allclose(np.diff(halves, axis=0), delay, rtol=0.01)

@@ -127,8 +127,10 @@ def test_fitted_fractions_oracles():
     assert torch.allclose(fitted_fractions(F, X, Y), torch.ones(3, dtype=torch.float64), atol=1e-12)
     modes = data_modes(X, Y)
     assert torch.allclose(modes.fractions(X.T @ F / 40), fitted_fractions(F, X, Y), atol=1e-13)
-    batch = fitted_fractions(torch.stack([0.5 * F, F]).unsqueeze(0), X, Y)   # (1, 2, m)
-    assert batch.shape == (1, 2, 3) and torch.allclose(batch[0, 0], torch.full((3,), 0.5, dtype=torch.float64))
+    batch = fitted_fractions(torch.stack([0.5 * F, F]).unsqueeze(0), X, Y)  # (1, 2, m)
+    assert batch.shape == (1, 2, 3) and torch.allclose(
+        batch[0, 0], torch.full((3,), 0.5, dtype=torch.float64)
+    )
     # Chapter 5's data: the modes are the coordinate axes, q_k is mode_fractions
     n, K = 32, 3
     Q, _ = torch.linalg.qr(_g(8, n, 5))
@@ -169,3 +171,58 @@ def test_bad_input_names_the_argument():
         st.fractions([-1.0])
     with pytest.raises(ValueError, match="`outputs`"):
         fitted_fractions(torch.zeros(20, 3), X, Y)
+
+
+def _staggered():
+    """Generic (non-commuting) data and a start whose second-strongest mode ignites first:
+    a_k = sqrt(2) scale_k e_k along orthogonal units, scales 1e-9, 1e-3, 1e-12."""
+    X, Y = _g(10, 60, 5), _g(11, 60, 3)
+    modes = data_modes(X, Y)
+    scales = torch.tensor([1e-9, 1e-3, 1e-12], dtype=torch.float64)
+    U0, V0 = modes.r * scales, (modes.o * scales).T
+    return X, Y, predict_staircase(X, Y, U0, V0, 0.05)
+
+
+def test_predicted_fractions_start_at_z_eff_and_reach_one_half_at_the_predicted_steps():
+    X, Y, st = _staggered()
+    assert torch.allclose(st.fractions(0.0)[0], st.z_eff / st.zstar, rtol=1e-12, atol=0)
+    q = st.fractions(st.steps)                                         # (m, m)
+    assert torch.allclose(torch.diagonal(q), torch.full((3,), 0.5, dtype=torch.float64),
+                          atol=1e-12)
+    later = st.fractions(st.steps * 1.5)
+    assert (torch.diagonal(later) > 0.5).all()
+
+
+def test_reduced_rank_levels_are_the_best_rank_j_losses_in_the_order_of_ignition():
+    """Between the j-th and the (j+1)-th ignition the reduced-rank prediction is the loss of the
+    best rank-j linear map (numpy: projection on X's columns, then Eckart-Young), whichever
+    modes ignite first; here mode 2 (the second singular value) goes first."""
+    X, Y, st = _staggered()
+    assert st.order.tolist() == [1, 0, 2]
+    Xn, Yn, n = X.numpy(), Y.numpy(), X.shape[0]
+    Q, _ = np.linalg.qr(Xn)
+    fit = Q @ (Q.T @ Yn)
+    s = np.linalg.svd(fit, compute_uv=False)
+
+    def best_rank(j):
+        return 0.5 * (np.sum((Yn - fit) ** 2) + np.sum(s[j:] ** 2)) / n
+
+    t = st.steps[st.order]
+    between = torch.stack([0 * t[0], (t[0] * t[1]).sqrt(), (t[1] * t[2]).sqrt(), t[2] * 10])
+    predicted = st.loss(between, levels="reduced_rank").numpy()
+    expected = np.array([best_rank(j) for j in range(4)])
+    # the logistic tails (q_k(0) = 3.5e-6 for the first mode) leave a few 1e-7 of L_0
+    assert np.abs(predicted - expected).max() < 1e-5 * expected[0]
+    assert abs(expected[1] - expected[0]) > 0.02                       # the levels differ
+
+
+def test_leakage_is_relative_and_matches_its_definition():
+    X, Y = _g(12, 50, 5), _g(13, 50, 3)
+    modes = data_modes(X, Y)
+    Sxx = (X.T @ X / 50).numpy()
+    for k in range(modes.sigma.shape[0]):
+        r = modes.r[:, k].numpy()
+        v = Sxx @ r
+        lam = r @ v
+        assert abs(modes.leakage[k].item() - np.linalg.norm(v - lam * r) / lam) < 1e-12
+    assert torch.allclose(data_modes(3.0 * X, Y).leakage, modes.leakage, atol=1e-12)

@@ -14,7 +14,9 @@ from .input_cases import call_with_limit
 def test_as_tensor_messages():
     with pytest.raises(ValueError, match="argument `x`: expected a 2-D tensor, got shape \\(3,\\)"):
         v.as_tensor("x", [1.0, 2.0, 3.0], ndim=2)
-    with pytest.raises(TypeError, match="argument `x`: expected a real tensor, got dtype torch.complex64"):
+    with pytest.raises(
+        TypeError, match="argument `x`: expected a real tensor, got dtype torch.complex64"
+    ):
         v.as_tensor("x", torch.zeros(2, dtype=torch.complex64))
     with pytest.raises(TypeError, match="argument `x`: expected a tensor or array of numbers"):
         v.as_tensor("x", "abc")
@@ -22,9 +24,14 @@ def test_as_tensor_messages():
 
 
 def test_symmetry_and_psd_checks():
-    with pytest.raises(ValueError, match="argument `A`: expected symmetric matrices, got max \\|X - X\\^T\\| = 1"):
+    with pytest.raises(
+        ValueError, match="argument `A`: expected symmetric matrices, got max \\|X - X\\^T\\| = 1"
+    ):
         v.require_symmetric("A", torch.tensor([[0.0, 1.0], [0.0, 0.0]]))
-    with pytest.raises(ValueError, match="argument `M0`: expected a positive semi-definite matrix, got smallest eigenvalue -1"):
+    with pytest.raises(
+        ValueError,
+        match="argument `M0`: expected a positive semi-definite matrix, got smallest eigenvalue -1",
+    ):
         v.require_psd("M0", torch.diag(torch.tensor([1.0, -1.0])))
     v.require_psd("M0", torch.eye(3))
 
@@ -34,7 +41,9 @@ def test_sign_and_integer_checks():
         v.require_positive("lr", -0.1)
     with pytest.raises(TypeError, match="argument `steps`: expected an integer >= 1"):
         v.require_positive_int("steps", 2.0)
-    with pytest.raises(ValueError, match="argument `W`: expected shape \\(3, \\*\\), got \\(2, 5\\)"):
+    with pytest.raises(
+        ValueError, match="argument `W`: expected shape \\(3, \\*\\), got \\(2, 5\\)"
+    ):
         v.require_shape("W", torch.zeros(2, 5), (3, None))
 
 
@@ -54,7 +63,9 @@ def test_default_device_and_override(monkeypatch):
 
 
 def test_make_architecture_rejects_unknown_names():
-    with pytest.raises(ValueError, match="argument `name`: expected one of .* got 'transformer9000'"):
+    with pytest.raises(
+        ValueError, match="argument `name`: expected one of .* got 'transformer9000'"
+    ):
         nqf.make_architecture("transformer9000")
     with pytest.raises(ValueError, match="argument `phi`"):
         nqf.make_architecture("mlp", phi="swish2")
