@@ -18,13 +18,15 @@ from __future__ import annotations
 import io
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import nbformat
 import pytest
 from PIL import Image, ImageChops
+
+from nqf_mini.course import explorer_page
 
 from .conftest import ROOT, SCREENSHOTS
 from .test_offline_book import CHAPTERS as ALL_CHAPTERS
@@ -42,28 +44,20 @@ LOAD_BUDGET_S = 2.0
 TIMINGS = SCREENSHOTS / "explorers.json"
 
 
-class _Stored(HTMLParser):
-    """The default frame and the frame data of an explorer's stored HTML output."""
+class Stored(NamedTuple):
+    """An explorer's stored output, as :func:`nqf_mini.course.explorer_page.parse` reads
+    it (the first version's and this one's): its controls, default frame and frames."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.first = ""
-        self.data: dict = {}
-        self._in_data = False
+    meta: dict
+    first: str
+    data: dict
 
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "img" and "nqf-explorer-frame" in (attrs.get("class") or ""):
-            self.first = attrs["src"]
-        self._in_data = tag == "script" and attrs.get("class") == "nqf-explorer-data"
-
-    def handle_data(self, data):
-        if self._in_data:
-            self.data = json.loads(data)
-            self._in_data = False
+    @property
+    def shape(self) -> list[int]:
+        return [len(c["labels"]) for c in self.meta["controls"]]
 
 
-def stored_explorer(chapter: str) -> _Stored:
+def stored_explorer(chapter: str) -> Stored:
     """What the chapter's notebook stores for its explorer (what nbval checked ran)."""
     nb = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4)
     outputs = [
@@ -74,19 +68,18 @@ def stored_explorer(chapter: str) -> _Stored:
         if 'class="nqf-explorer"' in o.get("data", {}).get("text/html", "")
     ]
     assert len(outputs) == 1, f"{chapter}: {len(outputs)} explorer outputs, expected 1"
-    stored = _Stored()
-    stored.feed(outputs[0]["data"]["text/html"])
-    assert stored.first and stored.data, f"{chapter}: explorer output without frames"
+    stored = Stored(*explorer_page.parse(outputs[0]["data"]["text/html"]))
+    assert stored.data, f"{chapter}: explorer output without frames"
     return stored
 
 
-def frame_src(stored: _Stored, indices: list[int]) -> str:
+def frame_src(stored: Stored, indices: list[int]) -> str:
     """The image source of the grid point ``indices`` (row-major over the controls)."""
     flat = 0
-    for i, n in zip(indices, stored.data["shape"], strict=True):
+    for i, n in zip(indices, stored.shape, strict=True):
         flat = flat * n + i
     frame = stored.data["frames"][stored.data["index"][flat]]
-    return stored.first if frame is None else "data:image/png;base64," + frame
+    return "data:image/png;base64," + (stored.first if frame is None else frame)
 
 
 def pixels_differ(a: bytes, b: bytes) -> bool:
@@ -183,7 +176,7 @@ def test_explorer_is_ready_in_time(chapter, playwright_chromium, book_server):
 def test_explorer_moves_on_the_static_page(chapter, playwright_chromium, book_server):
     name = Path(chapter).name
     stored = stored_explorer(chapter)
-    shape = stored.data["shape"]
+    shape = stored.shape
     context = playwright_chromium.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     requests: list[str] = []
@@ -241,7 +234,7 @@ def test_explorer_moves_on_the_static_page(chapter, playwright_chromium, book_se
                     f"{chapter}: the displayed figure looks the same after the move"
                 )
                 if tag == "INPUT":
-                    label = stored.data["labels"][k][target]
+                    label = stored.meta["controls"][k]["labels"][target]
                     value = root.locator(f"output[data-nqf-for='{k}']").text_content()
                     assert value == label, f"{chapter}: the slider shows {value!r}"
                 indices, src, picture = new_indices, new_src, new_picture
