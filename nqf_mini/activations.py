@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -23,8 +23,9 @@ class Activation:
     Attributes:
         name: registry key.
         fn: elementwise torch function.
-        phi0, phi1, phi2: phi(0), phi'(0), phi''(0) in closed form (tests compare them with autograd).
-        smooth: False for functions that are not C^3 at 0 (ReLU), where Theorem 1 does not apply.
+        phi0, phi1, phi2: phi(0), phi'(0), phi''(0) in closed form (tests compare them with
+        autograd). smooth: False for functions that are not C^3 at 0 (ReLU), where Theorem 1 does
+        not apply.
     """
 
     name: str
@@ -80,5 +81,6 @@ def get_activation(phi: str | Activation, name: str = "phi") -> Activation:
         return phi
     if isinstance(phi, str) and phi in ACTIVATIONS:
         return ACTIVATIONS[phi]
-    raise ValueError(f"argument `{name}`: expected one of {sorted(ACTIVATIONS)} or an Activation, "
-                     f"got {phi!r}")
+    raise ValueError(
+        f"argument `{name}`: expected one of {sorted(ACTIVATIONS)} or an Activation, got {phi!r}"
+    )

@@ -28,7 +28,7 @@ import torch
 from ._validate import as_tensor, require_shape, require_time_grid
 from .lotka_volterra import nnls_end_state
 
-_SNAP = 1e-12           # a rising mode this close to 0 has arrived
+_SNAP = 1e-12  # a rising mode this close to 0 has arrived
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class Segment:
 
     start: float
     end: float
-    ell: torch.Tensor               # (K,) at t_hat = start
-    velocity: torch.Tensor          # (K,)
+    ell: torch.Tensor  # (K,) at t_hat = start
+    velocity: torch.Tensor  # (K,)
 
 
 def limit_events(b: Any, C: Any) -> list[Segment]:
@@ -55,24 +55,26 @@ def limit_events(b: Any, C: Any) -> list[Segment]:
     require_shape("C", C, (K, K), like="b")
     ell = torch.full((K,), -1.0, dtype=torch.float64, device=b.device)
     segments, t_now = [], 0.0
-    for _ in range(4 * K + 4):                      # each event activates at least one mode
+    for _ in range(4 * K + 4):  # each event activates at least one mode
         active = [k for k in range(K) if ell[k].item() == 0.0]
         z_S = torch.zeros_like(b)
         if active:
             z_S[active] = nnls_end_state(b[active], C[active][:, active])
-        v = 4.0 * (b - C @ z_S)                                 # velocity of every ell_k
-        v[(ell == 0.0) & ((z_S > 0) | (v > 0))] = 0.0           # active modes stay at 0
+        v = 4.0 * (b - C @ z_S)  # velocity of every ell_k
+        v[(ell == 0.0) & ((z_S > 0) | (v > 0))] = 0.0  # active modes stay at 0
         rising = [(-ell[k] / v[k]).item() for k in range(K) if ell[k] < 0 and v[k] > 0]
         dt = min(rising, default=math.inf)
         segments.append(Segment(t_now, t_now + dt, ell, v))
         if dt == math.inf:
             break
         new = ell + v * dt
-        ell = torch.where(new >= -_SNAP, torch.zeros_like(new), new)   # snap arrivals to 0
+        ell = torch.where(new >= -_SNAP, torch.zeros_like(new), new)  # snap arrivals to 0
         t_now += dt
     else:
-        raise ValueError("argument `C`: the limit did not settle after 4 K + 4 events; expected a "
-                         "positive-definite interaction matrix")
+        raise ValueError(
+            "argument `C`: the limit did not settle after 4 K + 4 events; expected a "
+            "positive-definite interaction matrix"
+        )
     return segments
 
 
@@ -98,8 +100,7 @@ def piecewise_linear_limit(b: Any, C: Any, t_hat: Any) -> tuple[torch.Tensor, li
         ValueError, TypeError: on a bad argument (naming it).
     """
     segments = limit_events(b, C)
-    t_hat = require_time_grid("t_hat", t_hat, dtype=torch.float64,
-                              device=segments[0].ell.device)
+    t_hat = require_time_grid("t_hat", t_hat, dtype=torch.float64, device=segments[0].ell.device)
     out, i = [], 0
     for seg in segments:
         while i < len(t_hat) and t_hat[i] <= seg.end:
@@ -128,7 +129,7 @@ def limit_ignition_slopes(b: Any, C: Any) -> torch.Tensor:
     """
     segments = limit_events(b, C)
     arrival = torch.full_like(segments[0].ell, math.inf)
-    for seg in segments[1:]:                        # a segment starts where a mode has arrived
+    for seg in segments[1:]:  # a segment starts where a mode has arrived
         reached = (seg.ell == 0.0) & torch.isinf(arrival)
         arrival[reached] = seg.start
     return arrival

@@ -21,12 +21,16 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_dtype, require_positive, require_real,
+    as_tensor,
+    require_choice,
+    require_dtype,
+    require_positive,
+    require_real,
 )
 from .device import resolve_device
 
 TARGETS = ("classes", "inputs")
-_FILE = ("datasets", "data", "digits.csv.gz")          # inside the scikit-learn package
+_FILE = ("datasets", "data", "digits.csv.gz")  # inside the scikit-learn package
 
 
 def _digits_array() -> tuple[np.ndarray, np.ndarray]:
@@ -38,19 +42,26 @@ def _digits_array() -> tuple[np.ndarray, np.ndarray]:
     """
     spec = importlib.util.find_spec("sklearn")
     if spec is None or spec.origin is None:
-        raise ImportError("digits_data needs scikit-learn, which is not installed: "
-                          "pip install scikit-learn (Colab ships it)")
+        raise ImportError(
+            "digits_data needs scikit-learn, which is not installed: "
+            "pip install scikit-learn (Colab ships it)"
+        )
     path = Path(spec.origin).parent.joinpath(*_FILE)
     if path.is_file():
         data = np.loadtxt(path, delimiter=",")
         return data[:, :-1], data[:, -1].astype(np.int64)
-    from sklearn.datasets import load_digits            # pragma: no cover (older layouts)
+    from sklearn.datasets import load_digits  # pragma: no cover (older layouts)
+
     bunch = load_digits()
     return np.asarray(bunch.data, dtype=np.float64), np.asarray(bunch.target, dtype=np.int64)
 
 
-def digits_data(target: str = "classes", *, dtype: torch.dtype = torch.float64,
-                device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def digits_data(
+    target: str = "classes",
+    *,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     r"""scikit-learn's digits as the course uses them: (X, Y) (Chapter 10).
 
     The 1797 8x8 images of ``sklearn.datasets.load_digits`` (bundled with scikit-learn, no
@@ -74,7 +85,7 @@ def digits_data(target: str = "classes", *, dtype: torch.dtype = torch.float64,
     require_dtype(dtype)
     pixels, labels = _digits_array()
     X = pixels / 16.0
-    X = X[:, X.std(axis=0) > 0]                          # drop the 3 pixels blank in every image
+    X = X[:, X.std(axis=0) > 0]  # drop the 3 pixels blank in every image
     X = X - X.mean(axis=0)
     if target == "classes":
         Y = np.eye(10)[labels]
@@ -82,8 +93,10 @@ def digits_data(target: str = "classes", *, dtype: torch.dtype = torch.float64,
     else:
         Y = X
     dev = resolve_device(device)
-    return (torch.tensor(X, dtype=dtype, device=dev),
-            torch.tensor(np.array(Y), dtype=dtype, device=dev))
+    return (
+        torch.tensor(X, dtype=dtype, device=dev),
+        torch.tensor(np.array(Y), dtype=dtype, device=dev),
+    )
 
 
 def whiten(X: Any, *, strength: float = 1.0, rtol: float = 1e-10) -> torch.Tensor:
@@ -117,7 +130,9 @@ def whiten(X: Any, *, strength: float = 1.0, rtol: float = 1e-10) -> torch.Tenso
     X64 = X.to(torch.float64)
     e, Q = torch.linalg.eigh(X64.T @ X64 / X.shape[0])
     if not bool(e[0] > rtol * e[-1]):
-        raise ValueError(f"argument `X`: expected X^T X / n positive definite, got smallest "
-                         f"eigenvalue {e[0].item():.3g} against largest {e[-1].item():.3g} "
-                         f"(rtol = {rtol:g}); drop constant or duplicated columns first")
+        raise ValueError(
+            f"argument `X`: expected X^T X / n positive definite, got smallest "
+            f"eigenvalue {e[0].item():.3g} against largest {e[-1].item():.3g} "
+            f"(rtol = {rtol:g}); drop constant or duplicated columns first"
+        )
     return (X64 @ (Q * e.pow(-0.5 * strength)) @ Q.T).to(X.dtype)

@@ -58,7 +58,7 @@ from .ignition import logistic_ignition_time
 from .loss_curves import logistic_loss_curve
 
 LEVELS = ("decoupled", "reduced_rank")
-_RTOL = 1e-9                # a singular value below this fraction of sigma_1 is not a mode
+_RTOL = 1e-9  # a singular value below this fraction of sigma_1 is not a mode
 
 
 @dataclass(frozen=True)
@@ -104,14 +104,15 @@ class DataModes:
         C = as_tensor("correlation", correlation, dtype=torch.float64, device=self.r.device)
         p, K = self.r.shape[0], self.o.shape[0]
         if C.ndim < 2 or tuple(C.shape[-2:]) != (p, K):
-            raise ValueError(f"argument `correlation`: expected shape (..., {p}, {K}), got "
-                             f"{tuple(C.shape)}")
+            raise ValueError(
+                f"argument `correlation`: expected shape (..., {p}, {K}), got {tuple(C.shape)}"
+            )
         return torch.einsum("pk,...pc,ck->...k", self.r, C, self.o) / self.sigma
 
 
 def _moments(X: Any, Y: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """X (n, p), Y (n, K) as float64 tensors on X's device, with S_xx and S_xy."""
-    X = as_tensor("X", X, ndim=2).detach().to(torch.float64)        # moments: values only
+    X = as_tensor("X", X, ndim=2).detach().to(torch.float64)  # moments: values only
     Y = as_tensor("Y", Y, dtype=torch.float64, device=X.device).detach()
     Y = Y[:, None] if Y.ndim == 1 else Y
     require_shape("Y", Y, (X.shape[0], None), like="X")
@@ -151,10 +152,12 @@ def data_modes(X: Any, Y: Any) -> DataModes:
     X, Y, Sxx, Sxy = _moments(X, Y)
     R, s, Oh = torch.linalg.svd(Sxy, full_matrices=False)
     if not s[0] > 0:
-        raise ValueError("argument `Y`: expected targets correlated with the inputs, got "
-                         "X^T Y = 0 (no mode to learn)")
+        raise ValueError(
+            "argument `Y`: expected targets correlated with the inputs, got "
+            "X^T Y = 0 (no mode to learn)"
+        )
     m = int((s > _RTOL * s[0]).sum())
-    R, s, O = R[:, :m], s[:m], Oh[:m].T                                    # (p, m), (m,), (K, m)
+    R, s, O = R[:, :m], s[:m], Oh[:m].T  # (p, m), (m,), (K, m)
     SR = Sxx @ R
     lam = (R * SR).sum(0)
     if not (lam > 0).all():
@@ -163,8 +166,16 @@ def data_modes(X: Any, Y: Any) -> DataModes:
     half = _psd_power(Sxx, -0.5)
     rho = torch.linalg.svdvals(half @ Sxy)[:m]
     loss_zero = 0.5 * float(Y.square().sum()) / X.shape[0]
-    return DataModes(r=R, o=O, sigma=s, lam=lam, leakage=leakage, canonical=rho,
-                     loss_zero=loss_zero, loss_min=loss_zero - 0.5 * float(rho.square().sum()))
+    return DataModes(
+        r=R,
+        o=O,
+        sigma=s,
+        lam=lam,
+        leakage=leakage,
+        canonical=rho,
+        loss_zero=loss_zero,
+        loss_min=loss_zero - 0.5 * float(rho.square().sum()),
+    )
 
 
 @dataclass(frozen=True)
@@ -213,7 +224,7 @@ class Staircase:
         s = _steps("steps", steps, self.rate)
         u0 = self.z_eff / self.zstar
         logit = torch.log(torch.where(u0 > 0, 1.0 / u0.clamp_min(1e-300) - 1.0, math.inf))
-        return torch.sigmoid(torch.outer(s, self.rate) - logit)            # (T, m)
+        return torch.sigmoid(torch.outer(s, self.rate) - logit)  # (T, m)
 
     def loss(self, steps: Any, levels: str = "decoupled") -> torch.Tensor:
         r"""Predicted loss L at the given steps (Chapter 10).
@@ -242,11 +253,10 @@ class Staircase:
             V[self.order] = 0.5 * self.modes.canonical.square()
             floor = self.modes.loss_min
         u0 = self.z_eff / self.zstar
-        live = (u0 > 0) & (u0 < 1)                     # never ignites: keeps V; above z*: learnt
+        live = (u0 > 0) & (u0 < 1)  # never ignites: keeps V; above z*: learnt
         out = torch.full_like(s, floor + float(V[u0 <= 0].sum()))
         if bool(live.any()):
-            out = out + logistic_loss_curve(V[live], self.rate[live], u0[live], s,
-                                            device=s.device)
+            out = out + logistic_loss_curve(V[live], self.rate[live], u0[live], s, device=s.device)
         return out
 
 
@@ -254,8 +264,9 @@ def _steps(name: str, steps: Any, like: torch.Tensor) -> torch.Tensor:
     s = as_tensor(name, steps, dtype=torch.float64, device=like.device)
     s = s.reshape(1) if s.ndim == 0 else s
     if s.ndim != 1 or bool((s < 0).any()):
-        raise ValueError(f"argument `{name}`: expected a 1-D tensor of steps >= 0, got shape "
-                         f"{tuple(s.shape)}")
+        raise ValueError(
+            f"argument `{name}`: expected a 1-D tensor of steps >= 0, got shape {tuple(s.shape)}"
+        )
     return s
 
 
@@ -263,19 +274,20 @@ def _competition(a: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
     """|Pi_k a_k|^2: a_k (columns of a, (d, m)) without its part along the a_j of earlier modes."""
     d, m = a.shape
     z = torch.empty(m, dtype=a.dtype, device=a.device)
-    basis = a.new_zeros(d, 0)                                              # orthonormal, (d, j)
+    basis = a.new_zeros(d, 0)  # orthonormal, (d, j)
     for k in torch.argsort(first).tolist():
         v = a[:, k] - basis @ (basis.T @ a[:, k])
         z[k] = v.square().sum()
         if basis.shape[1] == d or z[k] <= 1e-24 * a[:, k].square().sum():
-            z[k] = 0.0                                  # in the span of earlier modes: no unit
+            z[k] = 0.0  # in the span of earlier modes: no unit
         else:
             basis = torch.cat([basis, (v / v.norm())[:, None]], dim=1)
     return z
 
 
-def predict_staircase(X: Any, Y: Any, U0: Any, V0: Any, lr: float, *,
-                      activation: str = "tanh") -> Staircase:
+def predict_staircase(
+    X: Any, Y: Any, U0: Any, V0: Any, lr: float, *, activation: str = "tanh"
+) -> Staircase:
     r"""Predict the staircase of :math:`F(x) = V^\top\phi(U^\top x)` trained by gradient descent
     (Chapter 10).
 
@@ -315,9 +327,11 @@ def predict_staircase(X: Any, Y: Any, U0: Any, V0: Any, lr: float, *,
     """
     act = get_activation(activation, "activation")
     if act.phi0 != 0.0 or act.phi1 == 0.0:
-        raise ValueError(f"argument `activation`: expected phi(0) = 0 and phi'(0) != 0 (a network "
-                         f"with an NQF that learns), got {act.name} with phi(0) = {act.phi0:g}, "
-                         f"phi'(0) = {act.phi1:g}")
+        raise ValueError(
+            f"argument `activation`: expected phi(0) = 0 and phi'(0) != 0 (a network "
+            f"with an NQF that learns), got {act.name} with phi(0) = {act.phi0:g}, "
+            f"phi'(0) = {act.phi1:g}"
+        )
     lr = require_positive("lr", lr)
     modes = data_modes(X, Y)
     p, K = modes.r.shape[0], modes.o.shape[0]
@@ -328,15 +342,17 @@ def predict_staircase(X: Any, Y: Any, U0: Any, V0: Any, lr: float, *,
     require_shape("V0", V0, (U0.shape[1], None), like="U0")
     require_shape("V0", V0, (None, K), like="Y")
     phi1 = act.phi1
-    a = (U0.T @ modes.r + V0 @ modes.o) / math.sqrt(2.0)                    # (d, m)
+    a = (U0.T @ modes.r + V0 @ modes.o) / math.sqrt(2.0)  # (d, m)
     z0 = a.square().sum(0)
     zstar = 2.0 * modes.sigma / (phi1 * modes.lam)
     rate = 2.0 * torch.log1p(lr * phi1 * modes.sigma)
     if not bool((rate > 0).all()):
-        raise ValueError(f"argument `lr`: expected 1 + lr phi'(0) sigma_k > 1, got lr = {lr:g} "
-                         f"with phi'(0) = {phi1:g}")
+        raise ValueError(
+            f"argument `lr`: expected 1 + lr phi'(0) sigma_k > 1, got lr = {lr:g} "
+            f"with phi'(0) = {phi1:g}"
+        )
     steps = _ignition_steps(z0, zstar, rate)
-    for _ in range(modes.sigma.shape[0]):          # the order fixes the competition and back
+    for _ in range(modes.sigma.shape[0]):  # the order fixes the competition and back
         z_eff = _competition(a, steps)
         new = _ignition_steps(z_eff, zstar, rate)
         if torch.equal(torch.argsort(new), torch.argsort(steps)):
@@ -344,8 +360,19 @@ def predict_staircase(X: Any, Y: Any, U0: Any, V0: Any, lr: float, *,
             break
         steps = new
     V = modes.sigma.square() / (2.0 * modes.lam)
-    return Staircase(steps=steps, modes=modes, zstar=zstar, z0=z0, z_eff=z_eff, rate=rate, V=V,
-                     order=torch.argsort(steps), lr=lr, phi1=phi1, width=int(U0.shape[1]))
+    return Staircase(
+        steps=steps,
+        modes=modes,
+        zstar=zstar,
+        z0=z0,
+        z_eff=z_eff,
+        rate=rate,
+        V=V,
+        order=torch.argsort(steps),
+        lr=lr,
+        phi1=phi1,
+        width=int(U0.shape[1]),
+    )
 
 
 def _ignition_steps(z0: torch.Tensor, zstar: torch.Tensor, rate: torch.Tensor) -> torch.Tensor:
@@ -384,7 +411,9 @@ def fitted_fractions(outputs: Any, X: Any, Y: Any) -> torch.Tensor:
     n, K = X.shape[0], modes.o.shape[0]
     F = F[..., None] if K == 1 and F.ndim >= 1 and F.shape[-1] == n else F
     if F.ndim < 2 or tuple(F.shape[-2:]) != (n, K):
-        raise ValueError(f"argument `outputs`: expected shape (..., {n}, {K}) to match `X` "
-                         f"(n = {n}) and `Y` (K = {K}), got {tuple(F.shape)}")
-    Xr = X @ modes.r                                                       # (n, m)
-    return ((F @ modes.o) * Xr).sum(-2) / (n * modes.sigma)                # (..., m)
+        raise ValueError(
+            f"argument `outputs`: expected shape (..., {n}, {K}) to match `X` "
+            f"(n = {n}) and `Y` (K = {K}), got {tuple(F.shape)}"
+        )
+    Xr = X @ modes.r  # (n, m)
+    return ((F @ modes.o) * Xr).sum(-2) / (n * modes.sigma)  # (..., m)

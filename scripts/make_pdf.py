@@ -38,8 +38,10 @@ from scripts.browser import OFFLINE_RULES, find_chromium, serve_directory
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = re.compile(r'(<article class="bd-article"[^>]*>)(?P<body>.*)(</article>)', re.S)
-LINK = re.compile(r'href="(?:\.\./)?(?:(?P<dir>book|chapters)/)?(?P<name>[\w.-]+)\.html'
-                  r'(?:#(?P<frag>[^"]*))?"')
+LINK = re.compile(
+    r'href="(?:\.\./)?(?:(?P<dir>book|chapters)/)?(?P<name>[\w.-]+)\.html'
+    r'(?:#(?P<frag>[^"]*))?"'
+)
 PRINT_DIR = "_print"  # depth 1 inside the build, like book/ and chapters/: relative URLs hold
 
 DROP_SOLUTIONS = """() => { const found = document.querySelectorAll('.solution');
@@ -66,9 +68,11 @@ PREPARE = """async () => {
           errors: document.querySelectorAll('mjx-merror').length};
 }"""
 
-FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#444">'
-          '<span class="title"></span> · <span class="pageNumber"></span> / '
-          '<span class="totalPages"></span></div>')
+FOOTER = (
+    '<div style="font-size:8px;width:100%;text-align:center;color:#444">'
+    '<span class="title"></span> · <span class="pageNumber"></span> / '
+    '<span class="totalPages"></span></div>'
+)
 
 
 def anchor(page: str) -> str:
@@ -95,8 +99,7 @@ def print_document(html: Path, pages: list[str]) -> str:
         sections.append(f'<section class="nqf-print-page" id="{anchor(page)}">{body}</section>')
     template = (html / f"{pages[0]}.html").read_text(encoding="utf-8")
     match = ARTICLE.search(template)
-    return (template[:match.start("body")] + "\n".join(sections)
-            + template[match.end("body"):])
+    return template[: match.start("body")] + "\n".join(sections) + template[match.end("body") :]
 
 
 def make_pdf(html: Path, out: Path, student_out: Path | None = None) -> dict:
@@ -113,9 +116,10 @@ def make_pdf(html: Path, out: Path, student_out: Path | None = None) -> dict:
     try:
         with serve_directory(html) as (url, _), sync_playwright() as driver:
             browser = driver.chromium.launch(
-                executable_path=chromium, headless=True,
-                args=["--no-sandbox", "--disable-gpu",
-                      f"--host-resolver-rules={OFFLINE_RULES}"])
+                executable_path=chromium,
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", f"--host-resolver-rules={OFFLINE_RULES}"],
+            )
             try:
                 page = browser.new_page(viewport={"width": 1000, "height": 1400})
                 page.goto(f"{url}/{PRINT_DIR}/book.html", wait_until="load", timeout=180_000)
@@ -128,11 +132,18 @@ def make_pdf(html: Path, out: Path, student_out: Path | None = None) -> dict:
                     if student:
                         state["solutions"] = page.evaluate(DROP_SOLUTIONS)
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    page.pdf(path=str(path), format="A4", scale=0.8, print_background=True,
-                             margin={"top": "14mm", "bottom": "16mm", "left": "12mm",
-                                     "right": "12mm"},
-                             display_header_footer=True, header_template="<span></span>",
-                             footer_template=FOOTER, outline=True, tagged=True)
+                    page.pdf(
+                        path=str(path),
+                        format="A4",
+                        scale=0.8,
+                        print_background=True,
+                        margin={"top": "14mm", "bottom": "16mm", "left": "12mm", "right": "12mm"},
+                        display_header_footer=True,
+                        header_template="<span></span>",
+                        footer_template=FOOTER,
+                        outline=True,
+                        tagged=True,
+                    )
             finally:
                 browser.close()
     finally:
@@ -153,9 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     state = make_pdf(args.html, args.out, args.student_out)
     for path in filter(None, [args.out, args.student_out]):
         print(f"make_pdf: {path} ({path.stat().st_size / 2**20:.1f} MiB)")
-    print(f"make_pdf: {state['formulas']} formulas, {state['images']} images, "
-          f"{state.get('solutions', 0)} solutions left out of the student edition; "
-          f"{state['seconds']} s")
+    print(
+        f"make_pdf: {state['formulas']} formulas, {state['images']} images, "
+        f"{state.get('solutions', 0)} solutions left out of the student edition; "
+        f"{state['seconds']} s"
+    )
     return 0
 
 

@@ -48,8 +48,16 @@ def main() -> int:
     count = 0
     for src, dst, patterns in ASSETS:
         source, target = NODE / src, DEST / dst
-        files = [(source, target)] if patterns is None else [
-            (f, target / f.name) for p in patterns for f in sorted(source.glob(p)) if f.is_file()]
+        files = (
+            [(source, target)]
+            if patterns is None
+            else [
+                (f, target / f.name)
+                for p in patterns
+                for f in sorted(source.glob(p))
+                if f.is_file()
+            ]
+        )
         if not files:
             print(f"vendor_assets: nothing matched in {src}")
             return 1

@@ -22,9 +22,7 @@ from .registry import register_check
 # --- the best linear loss: what the NQF of a two-layer network can reach --------------
 
 
-def _ch7_linear_problem(
-    gen: torch.Generator, n: int, p: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _ch7_linear_problem(gen: torch.Generator, n: int, p: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Inputs X (n, p) and a nonlinear target with a non-zero mean (so an intercept
     would help)."""
     X = torch.randn(n, p, generator=gen, dtype=torch.float64)
@@ -46,8 +44,7 @@ def _linear_cases(hidden: int | None) -> list[tuple[torch.Tensor, torch.Tensor]]
     if hidden is not None:
         gen = hidden_generator("ch7.best_linear_loss", hidden)
         cases += [
-            _ch7_linear_problem(gen, integer(gen, 30, 300), integer(gen, 2, 8))
-            for _ in range(2)
+            _ch7_linear_problem(gen, integer(gen, 30, 300), integer(gen, 2, 8)) for _ in range(2)
         ]
     return cases
 
@@ -77,8 +74,7 @@ def _ch7_best_linear_loss(answer: Answer, hidden: int | None) -> CheckResult:
         candidates = [
             (
                 _residual_sq(X, y) / n,
-                "is twice too large: the course's loss is (1/2n) sum (f - y)^2, not "
-                "(1/n) sum",
+                "is twice too large: the course's loss is (1/2n) sum (f - y)^2, not (1/n) sum",
             ),
             (
                 _residual_sq(X1, y) / (2 * n),
@@ -141,9 +137,7 @@ def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
     missing = [k for k in _REMAINDER_RELATIVE if k not in given]
     if missing:
         return CheckResult(False, f"missing exponents for {missing}")
-    values = {
-        k: as_number(given[k], f"the exponent of {k!r}") for k in _REMAINDER_RELATIVE
-    }
+    values = {k: as_number(given[k], f"the exponent of {k!r}") for k in _REMAINDER_RELATIVE}
     bad = next((v for v in values.values() if isinstance(v, CheckResult)), None)
     if bad is not None:
         return CheckResult(False, f"every exponent should be a number: {bad.message}")
@@ -199,8 +193,7 @@ def _regime_cases(hidden: int | None) -> list[tuple[float, float]]:
     if hidden is not None:
         gen = hidden_generator("ch7.ntk_regime", hidden)
         cases += [
-            (round(uniform(gen, 0.0, 2.0), 3), round(uniform(gen, 0.5, 2.5), 3))
-            for _ in range(4)
+            (round(uniform(gen, 0.0, 2.0), 3), round(uniform(gen, 0.5, 2.5), 3)) for _ in range(4)
         ]
         cases += [
             (0.0, round(uniform(gen, 1.0, 3.0), 3)),
@@ -222,8 +215,7 @@ def _ch7_ntk_regime(answer: Answer, hidden: int | None) -> CheckResult:
         if given not in ("lazy", "feature"):
             return CheckResult(
                 False,
-                f"regime({a}, {b}) returned {given!r}; expected the string 'lazy' or "
-                f"'feature'",
+                f"regime({a}, {b}) returned {given!r}; expected the string 'lazy' or 'feature'",
             )
         truth = _fragment_regime(a, b)  # after the answer returned
         if given == truth:

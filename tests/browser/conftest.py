@@ -28,8 +28,10 @@ SCREENSHOTS = ROOT / "_build" / "screenshots"
 def chromium() -> str:
     found = find_chromium()
     if found is None:
-        reason = ("headless Chromium not found (/usr/bin/chromium); `make browser-test` installs "
-                  "Debian's `chromium` package")
+        reason = (
+            "headless Chromium not found (/usr/bin/chromium); `make browser-test` installs "
+            "Debian's `chromium` package"
+        )
         if os.environ.get("CI") == "true":
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
@@ -85,8 +87,12 @@ def browser(chromium, book_server):
         url = f"{book_server.url}/{path}"
         with tempfile.TemporaryDirectory(prefix="nqf-chromium-") as tmp:
             netlog = Path(tmp) / "netlog.json"
-            args = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile",
-                    f"--log-net-log={netlog}"]
+            args = [
+                chromium,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={tmp}/profile",
+                f"--log-net-log={netlog}",
+            ]
             if screenshot is not None:
                 screenshot.parent.mkdir(parents=True, exist_ok=True)
                 args += [f"--screenshot={screenshot}", "--window-size=1280,2400"]
@@ -114,8 +120,7 @@ def playwright_chromium(chromium):
         pytest.skip(reason)
     args = PLAYWRIGHT_FLAGS
     with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=chromium, headless=True,
-                                         args=args)
+        browser = driver.chromium.launch(executable_path=chromium, headless=True, args=args)
         try:
             yield browser
         finally:

@@ -94,20 +94,30 @@ def lighthouse(url: str, chromium: str) -> dict | None:
         return None
     with tempfile.TemporaryDirectory(prefix="nqf-lh-") as tmp:
         out = Path(tmp) / "report.json"
-        cmd = [npx, "--no-install", "lighthouse", url, "--preset=desktop", "--quiet",
-               "--output=json", f"--output-path={out}",
-               "--chrome-flags=--headless=new --no-sandbox --disable-gpu "
-               f"--host-resolver-rules='{OFFLINE_RULES}'",
-               "--only-categories=performance,accessibility,best-practices,seo"]
+        cmd = [
+            npx,
+            "--no-install",
+            "lighthouse",
+            url,
+            "--preset=desktop",
+            "--quiet",
+            "--output=json",
+            f"--output-path={out}",
+            "--chrome-flags=--headless=new --no-sandbox --disable-gpu "
+            f"--host-resolver-rules='{OFFLINE_RULES}'",
+            "--only-categories=performance,accessibility,best-practices,seo",
+        ]
         env = dict(os.environ, CHROME_PATH=chromium)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env,
-                              cwd=ROOT)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
         if proc.returncode != 0 or not out.is_file():
             print(f"lighthouse failed on {url}: {proc.stderr[-500:]}", file=sys.stderr)
             return None
         report = json.loads(out.read_text())
-    return {k: round(v["score"], 2) for k, v in report["categories"].items()
-            if v.get("score") is not None}
+    return {
+        k: round(v["score"], 2)
+        for k, v in report["categories"].items()
+        if v.get("score") is not None
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,8 +128,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from .conftest import HTML
 
-    parser = argparse.ArgumentParser(description="record page weight, load time, Tab presses "
-                                                 "(and Lighthouse scores) of every page")
+    parser = argparse.ArgumentParser(
+        description="record page weight, load time, Tab presses "
+        "(and Lighthouse scores) of every page"
+    )
     parser.add_argument("--write", type=Path, required=True)
     parser.add_argument("--lighthouse", action="store_true")
     args = parser.parse_args(argv)
@@ -142,8 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             browser.close()
     args.write.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
-    low = {p: r["lighthouse"]["accessibility"] for p, r in records.items()
-           if (r.get("lighthouse") or {}).get("accessibility", 1) < A11Y_FLOOR}
+    low = {
+        p: r["lighthouse"]["accessibility"]
+        for p, r in records.items()
+        if (r.get("lighthouse") or {}).get("accessibility", 1) < A11Y_FLOOR
+    }
     if low:
         print(f"Lighthouse accessibility below {A11Y_FLOOR}: {low}", file=sys.stderr)
         return 1

@@ -51,7 +51,9 @@ def test_page_weight_and_tabs(page_path, playwright_chromium, book_server, recor
     record[page_path] = metrics
     assert metrics["bytes"] <= BYTES_BUDGET, (
         f"{page_path}: {metrics['bytes'] / 2**20:.2f} MiB loaded by the load event, budget "
-        f"{BYTES_BUDGET / 2**20:.2f} MiB ({metrics['requests']} requests)")
+        f"{BYTES_BUDGET / 2**20:.2f} MiB ({metrics['requests']} requests)"
+    )
     if metrics["tabs_to_explorer"] is not None:
         assert metrics["tabs_to_explorer"] <= TABS_BUDGET, (
-            f"{page_path}: {metrics['tabs_to_explorer']} Tab presses to the explorer")
+            f"{page_path}: {metrics['tabs_to_explorer']} Tab presses to the explorer"
+        )

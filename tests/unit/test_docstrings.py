@@ -32,12 +32,6 @@ for _role in ("func", "class", "meth", "mod", "data", "attr", "exc"):
 # Results whose methods a reader calls (the chapters do).
 RESULT_METHODS = [(QuadraticExpansion, "predict"), (DataModes, "fractions"),
                   (Staircase, "fractions"), (Staircase, "loss")]
-# Public names whose parameters are not all documented yet, because their code is being rewritten.
-# Strict: an entry that passes must be removed here. (The two-layer ensemble functions that stood
-# here are merged into train_two_layer(stacked=True), which documents every parameter.)
-PENDING: set[str] = set()
-
-
 def _objects():
     out = [(name, getattr(nqf, name)) for name in nqf.__all__
            if not (inspect.isclass(getattr(nqf, name))
@@ -50,12 +44,6 @@ def _objects():
     return out
 
 
-def _params(objects):
-    return [pytest.param(n, o, id=n, marks=pytest.mark.xfail(
-        reason="being merged into one ensemble mechanism", strict=True))
-            if n in PENDING else pytest.param(n, o, id=n) for n, o in objects]
-
-
 OBJECTS = _objects()
 
 
@@ -66,7 +54,7 @@ def _rst(obj) -> str:
     return "\n".join(literal_maths(lines))
 
 
-@pytest.mark.parametrize("name, obj", _params(OBJECTS))
+@pytest.mark.parametrize("name, obj", [pytest.param(n, o, id=n) for n, o in OBJECTS])
 def test_docstring_documents_every_parameter_and_the_chapter(name, obj):
     doc = inspect.getdoc(obj) or ""
     assert "chapter" in doc.lower(), f"{name}: no chapter named"

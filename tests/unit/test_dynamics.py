@@ -13,7 +13,7 @@ torch.set_num_threads(1)
 def _problem(n=16, p=5, d=7, seed=0, scale=0.3):
     gen = torch.Generator().manual_seed(seed)
     X = torch.randn(n, p, p, generator=gen, dtype=torch.float64)
-    A = (X + X.transpose(1, 2)) / (2 * p)                          # (n, p, p) symmetric
+    A = (X + X.transpose(1, 2)) / (2 * p)  # (n, p, p) symmetric
     y = torch.randn(n, generator=gen, dtype=torch.float64)
     W0 = scale * torch.randn(p, d, generator=gen, dtype=torch.float64)
     return A, y, W0
@@ -23,8 +23,9 @@ def _rel(a, b):
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(batch_size=4), dict(method="flow", lr=0.01)],
-                         ids=["gd", "sgd", "flow"])
+@pytest.mark.parametrize(
+    "kw", [dict(), dict(batch_size=4), dict(method="flow", lr=0.01)], ids=["gd", "sgd", "flow"]
+)
 def test_weight_space_matches_m_space(kw, device, dtype):
     A, y, W0 = _problem()
     kw = dict(kw)
@@ -68,7 +69,7 @@ def test_same_seed_same_output_and_shared_minibatches():
     c = simulate_M(A, y, W0 @ W0.T, 0.05, 50, batch_size=3, seed=8, device="cpu")
     np.testing.assert_array_equal(a.loss, b.loss)
     assert np.max(np.abs(a.loss - c.loss)) > 1e-6
-    batches = list(minibatches(10, 3, 600, seed=1))            # crosses a drawing chunk
+    batches = list(minibatches(10, 3, 600, seed=1))  # crosses a drawing chunk
     assert len(batches) == 600 and all(len(set(x.tolist())) == 3 for x in batches)
 
 
@@ -139,15 +140,15 @@ def test_divergence_advice_respects_the_stability_bound():
     y = torch.randn(12, generator=gen, dtype=torch.float64)
     M0 = torch.eye(4, dtype=torch.float64)
     flat = A.reshape(12, 16)
-    K = 4.0 / 12 * torch.einsum("apq,qr,brp->ab", A, M0, A)          # (4/n) Tr[A_a M A_b]
+    K = 4.0 / 12 * torch.einsum("apq,qr,brp->ab", A, M0, A)  # (4/n) Tr[A_a M A_b]
     bound = 2.0 / torch.linalg.eigvalsh(K).max().item()
-    lr = 20 * bound                                                   # lr / 4 = 5 bound: not safe
+    lr = 20 * bound  # lr / 4 = 5 bound: not safe
     with pytest.raises(DivergenceError) as info:
         simulate_M(A, y, M0, lr, 50)
     assert info.value.suggested_lr <= 0.5 * bound * (1 + 1e-6)
     assert info.value.suggested_lr < lr / 4
     assert flat.shape == (12, 16)
-    run = simulate_M(A, y, M0, info.value.suggested_lr, 200)            # the advice works
+    run = simulate_M(A, y, M0, info.value.suggested_lr, 200)  # the advice works
     assert run.loss[-1] < run.loss[0]
 
 
@@ -179,8 +180,7 @@ def test_adam_matches_torch_adam_from_the_first_step(betas):
     steps (to 1e-12)."""
     A, y, W0 = _problem(n=10, p=3, d=4, seed=5)
     for steps in (1, 2, 30):
-        run = simulate_W(A, y, W0, 0.01, steps, optimizer="adam", adam_betas=betas,
-                         adam_eps=1e-8)
+        run = simulate_W(A, y, W0, 0.01, steps, optimizer="adam", adam_betas=betas, adam_eps=1e-8)
         W = W0.clone().requires_grad_(True)
         opt = torch.optim.Adam([W], lr=0.01, betas=betas, eps=1e-8)
         for _ in range(steps):

@@ -34,8 +34,9 @@ def test_zgz_holds_for_mlp_and_fails_with_frozen_bias():
     assert not nqf.satisfies_zgz(bad.f, x, bad.p)
 
 
-@pytest.mark.parametrize("phi, order", [("tanh", 4), ("sin", 4), ("silu", 3), ("gelu", 3),
-                                        ("softplus0", 3), ("relu", 2)])
+@pytest.mark.parametrize(
+    "phi, order", [("tanh", 4), ("sin", 4), ("silu", 3), ("gelu", 3), ("softplus0", 3), ("relu", 2)]
+)
 def test_remainder_order_of_mlp(phi, order):
     arch = nqf.make_architecture("mlp", n_in=4, phi=phi)
     fit = nqf.remainder_order(arch.f, arch.sample_input(2), W_random(arch.p, 8))
