@@ -32,12 +32,7 @@ SCRIPT = Path(__file__).with_name("render_math.js")
 PACKAGES = ("katex", "mathjax", "markdown-it", "@vscode/markdown-it-katex")
 
 #: (notebook, TeX) of failures whose cause is the chapter's own source: what to fix there.
-KNOWN = {
-    ("04_lotka_volterra.ipynb", "\x0barepsilon\to0"):
-        "chapters/04_lotka_volterra.ipynb: `$\\varepsilon\\to0$` in the markdown cell "
-        "before Section 4.3 was stored with a vertical tab and a tab in place of `\\v` and "
-        "`\\t` (a Python string); the book shows it broken too",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def run_node(cells: list[dict[str, str]], tmp: Path) -> dict:
