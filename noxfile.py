@@ -84,8 +84,16 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     if index and torch:
         session.install(*torch, "--index-url", index)
     session.install(*requirements)
+    # Built from the session's own copy of the sources: the two sessions install side by
+    # side (-j 2), and two setuptools builds in one checkout collide in its build/ folder.
+    src = Path(session.create_tmp()) / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(ROOT / "nqf_mini", src / "nqf_mini",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
     session.install(
-        "--no-deps", "--force-reinstall", "--no-build-isolation", f"nqf_mini @ {ROOT.as_uri()}"
+        "--no-deps", "--force-reinstall", "--no-build-isolation", f"nqf_mini @ {src.as_uri()}"
     )
 
 

@@ -13,7 +13,10 @@ grid point's. The CPU seconds of the first draw and of each
 redraw (and the wall seconds of each move, which depend on the machine's load) are
 written to ``_build/live-explorers.json``.
 
-The test runs under ipywidgets 8 (the lock) and 7.7.1 (``make compat``'s Colab session).
+The test runs under Colab's ipywidgets 7.7.1 in ``make compat``'s Colab session (marker
+``live``: ``make unit`` leaves it out, so that CI executes each chapter's lecture cells no more
+often than needed); under the lock's ipywidgets 8, ``tests/unit/test_explorer_kernel.py``
+drives an explorer in a real kernel the same way, and ``pytest -m live`` runs this test here.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from nqf_mini.course.explorer_live import draw_value, slider_step
 from nqf_mini.course.notebook_slice import cells_to_run
 from ..conftest import need
 from ..unit.kernel_driver import WIDGET_VIEW, Kernel
+
+pytestmark = pytest.mark.live
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted(p for p in (ROOT / "chapters").glob("*.ipynb")
