@@ -50,16 +50,25 @@ nox.options.sessions = ["colab", "minimum"]
 #: Test tools, unpinned: the newest that pip finds for the interpreter.
 TOOLS = ["pytest", "nbval", "nbclient", "nbformat", "ipykernel", "setuptools>=77", "wheel"]
 #: The packages whose versions each session prints.
-SHOWN = ["torch", "numpy", "matplotlib", "ipywidgets", "scikit-learn", "ipykernel", "nbval", "pytest",
-         "nqf_mini"]
+SHOWN = [
+    "torch",
+    "numpy",
+    "matplotlib",
+    "ipywidgets",
+    "scikit-learn",
+    "ipykernel",
+    "nbval",
+    "pytest",
+    "nqf_mini",
+]
 #: The notebooks the suite checks: the chapters and the notebook pages of book/.
 NOTEBOOKS = ["chapters", *sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("book/*.ipynb"))]
 
 
 def floors(root: Path = ROOT) -> list[str]:
     """Every runtime dependency at its declared floor, and the ipywidgets and
-    scikit-learn floors of the notebooks extra: ``numpy>=1.23`` -> ``numpy==1.23``. A dependency without a floor
-    is an error, since the minimum environment could not be defined."""
+    scikit-learn floors of the notebooks extra: ``numpy>=1.23`` -> ``numpy==1.23``. A dependency
+    without a floor is an error, since the minimum environment could not be defined."""
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     wanted = [Requirement(r) for r in project["dependencies"]]
     wanted += [
@@ -88,8 +97,9 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     # side (-j 2), and two setuptools builds in one checkout collide in its build/ folder.
     src = Path(session.create_tmp()) / "src"
     shutil.rmtree(src, ignore_errors=True)
-    shutil.copytree(ROOT / "nqf_mini", src / "nqf_mini",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "nqf_mini", src / "nqf_mini", ignore=shutil.ignore_patterns("__pycache__")
+    )
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
     session.install(
@@ -161,12 +171,15 @@ def colab(session: nox.Session) -> None:
     """Colab-like: Python 3.12, newest torch, numpy 2.0, matplotlib 3.10, ipywidgets
     7.7.1, scikit-learn 1.6.1, nqf_mini --no-deps: the unit tests, every chapter's
     explorer live in a kernel, and nbval over every notebook."""
-    _prepare(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1",
-                       "scikit-learn==1.6.1"])
+    _prepare(
+        session,
+        ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1", "scikit-learn==1.6.1"],
+    )
     # Every chapter's explorer live in a kernel under Colab's ipywidgets 7.7.1: each
     # control moved as Colab's front end moves it, the figure redrawn by draw.
-    session.run("python", "-m", "pytest", "tests/chapters/test_live_explorers.py", "-q",
-                env=_environment())
+    session.run(
+        "python", "-m", "pytest", "tests/chapters/test_live_explorers.py", "-q", env=_environment()
+    )
     session.run(
         "python",
         "-m",

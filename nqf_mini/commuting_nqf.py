@@ -26,8 +26,15 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, describe, require_bool, require_memory, require_positive, require_positive_entries,
-    require_positive_int, require_shape, require_steps,
+    as_tensor,
+    describe,
+    require_bool,
+    require_memory,
+    require_positive,
+    require_positive_entries,
+    require_positive_int,
+    require_shape,
+    require_steps,
 )
 from .seeds import generator
 from .training import State, make_optimizer, record_points, train
@@ -55,7 +62,7 @@ class CommutingData:
 
 def _random_orthogonal(gen: torch.Generator, rows: int, cols: int) -> torch.Tensor:
     Q, R = torch.linalg.qr(torch.randn(rows, cols, generator=gen, dtype=torch.float64))
-    return Q * torch.sign(torch.diagonal(R))                            # a Haar-distributed Q
+    return Q * torch.sign(torch.diagonal(R))  # a Haar-distributed Q
 
 
 def commuting_data(zstar: Any, C: Any, n: int | None = None, seed: int = 0) -> CommutingData:
@@ -87,8 +94,10 @@ def commuting_data(zstar: Any, C: Any, n: int | None = None, seed: int = 0) -> C
     n = K if n is None else require_positive_int("n", n)
     require_memory("n", 2.0 * n * K, what="the eigenvalues a (n x K)")
     if n < K:
-        raise ValueError(f"argument `n`: expected at least K = {K} samples (a^T a / n must be "
-                         f"diagonal with K positive entries), got {n}")
+        raise ValueError(
+            f"argument `n`: expected at least K = {K} samples (a^T a / n must be "
+            f"diagonal with K positive entries), got {n}"
+        )
     gen = generator(seed)
     E = _random_orthogonal(gen, K, K)
     a = math.sqrt(n) * _random_orthogonal(gen, n, K) * C.sqrt()
@@ -102,17 +111,18 @@ class _Commuting:
         self.E, self.a, self.y, self.record_z = data.E, data.a, data.y, record_z
 
     def _parts(self, W: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        G = self.E.T @ W                                                   # (K, d): e_k^T W
-        z = G.square().sum(1)                                              # z_k = (E^T M E)_kk
-        return G, z, self.a @ z - self.y                                   # residuals (n,)
+        G = self.E.T @ W  # (K, d): e_k^T W
+        z = G.square().sum(1)  # z_k = (E^T M E)_kk
+        return G, z, self.a @ z - self.y  # residuals (n,)
 
     def gradient(self, state: State, batch: None) -> tuple[None, State]:
         G, _, r = self._parts(state[0])
         g = self.a.T @ r / self.a.shape[0]
         return None, (2.0 * (self.E @ (g[:, None] * G)),)
 
-    def measure(self, state: State, prediction: None,
-                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def measure(
+        self, state: State, prediction: None, record: bool
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         _, z, r = self._parts(state[0])
         return 0.5 * r.square().mean(), ({"z": z} if record and self.record_z else {})
 
@@ -132,9 +142,15 @@ class CommutingRun:
     W: torch.Tensor
 
 
-def train_commuting_nqf(data: CommutingData, W0: Any, lr: float, steps: int, *,
-                        record_steps: Sequence[int] | None = None,
-                        record_z: bool = False) -> CommutingRun:
+def train_commuting_nqf(
+    data: CommutingData,
+    W0: Any,
+    lr: float,
+    steps: int,
+    *,
+    record_steps: Sequence[int] | None = None,
+    record_z: bool = False,
+) -> CommutingRun:
     """Gradient descent on W for the NQF f_mu = Tr[W^T E diag(a_mu) E^T W] (Chapter 6).
 
     The iteration of :func:`nqf_mini.simulate_W` for these data, W <- W - lr dL/dW with
@@ -157,15 +173,23 @@ def train_commuting_nqf(data: CommutingData, W0: Any, lr: float, steps: int, *,
         DivergenceError: if the loss becomes non-finite or exceeds 1e6 times its initial value.
     """
     if not isinstance(data, CommutingData):
-        raise TypeError(f"argument `data`: expected CommutingData (from commuting_data), got "
-                        f"{describe(data)}")
+        raise TypeError(
+            f"argument `data`: expected CommutingData (from commuting_data), got {describe(data)}"
+        )
     W = as_tensor("W0", W0, ndim=2, dtype=torch.float64).detach().clone()
     record_z = require_bool("record_z", record_z)
     require_shape("W0", W, (data.E.shape[0], None))
     lr, steps = require_positive("lr", lr), require_steps("steps", steps)
     record = record_points(steps, 1 if record_steps is None else None, record_steps)
-    trace = train(_Commuting(data, record_z), (W,), make_optimizer("gd", "sgd", lr), steps,
-                  record=record, every_step=False)
+    trace = train(
+        _Commuting(data, record_z),
+        (W,),
+        make_optimizer("gd", "sgd", lr),
+        steps,
+        record=record,
+        every_step=False,
+    )
     keep = np.isin(trace.loss_steps, trace.steps)
-    return CommutingRun(steps=trace.steps, loss=trace.loss[keep], z=trace.records.get("z"),
-                        W=trace.state[0])
+    return CommutingRun(
+        steps=trace.steps, loss=trace.loss[keep], z=trace.records.get("z"), W=trace.state[0]
+    )

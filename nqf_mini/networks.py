@@ -44,13 +44,29 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, describe, largest, require_bool, require_choice, require_dtype, require_memory,
-    require_positive, require_positive_int, require_seed, require_shape, require_steps, to_numpy,
+    as_tensor,
+    describe,
+    largest,
+    require_bool,
+    require_choice,
+    require_dtype,
+    require_memory,
+    require_positive,
+    require_positive_int,
+    require_seed,
+    require_shape,
+    require_steps,
+    to_numpy,
 )
 from .activations import get_activation
 from .device import resolve_device
 from .training import (
-    State, make_optimizer, minibatches, record_points, require_record_memory, train,
+    State,
+    make_optimizer,
+    minibatches,
+    record_points,
+    require_record_memory,
+    train,
 )
 from .seeds import generator
 
@@ -121,10 +137,17 @@ class TwoLayerRun:
         def pick(x: torch.Tensor | None) -> torch.Tensor | None:
             return None if x is None else x[:, r]
 
-        return TwoLayerRun(steps=self.steps, loss=self.loss[r], outputs=pick(self.outputs),
-                           U=self.U[r], V=self.V[r], U_traj=pick(self.U_traj),
-                           V_traj=pick(self.V_traj), model=self.model,
-                           activation=self.activation)
+        return TwoLayerRun(
+            steps=self.steps,
+            loss=self.loss[r],
+            outputs=pick(self.outputs),
+            U=self.U[r],
+            V=self.V[r],
+            U_traj=pick(self.U_traj),
+            V_traj=pick(self.V_traj),
+            model=self.model,
+            activation=self.activation,
+        )
 
 
 def _seed_list(name: str, seed: Any) -> list[int] | None:
@@ -133,14 +156,22 @@ def _seed_list(name: str, seed: Any) -> list[int] | None:
         require_seed(name, seed)
         return None
     if len(seed) == 0:
-        raise ValueError(f"argument `{name}`: expected an integer or a non-empty sequence of "
-                         "integers (one per run), got an empty sequence")
+        raise ValueError(
+            f"argument `{name}`: expected an integer or a non-empty sequence of "
+            "integers (one per run), got an empty sequence"
+        )
     return [require_seed(name, s) for s in seed]
 
 
-def two_layer_init(p: int, d: int, K: int, scale: float | Sequence[float],
-                   seed: int | Sequence[int] = 0, dtype: torch.dtype = torch.float64,
-                   device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def two_layer_init(
+    p: int,
+    d: int,
+    K: int,
+    scale: float | Sequence[float],
+    seed: int | Sequence[int] = 0,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     r"""I.i.d. Gaussian initial weights U0 (p, d) and V0 (d, K), every entry
     :math:`N(0, \sigma^2)` with :math:`\sigma` = ``scale`` (Chapters 5-7).
 
@@ -177,13 +208,16 @@ def two_layer_init(p: int, d: int, K: int, scale: float | Sequence[float],
     if isinstance(scale, (str, bytes)) or not isinstance(scale, (Sequence, np.ndarray)):
         scales = [require_positive("scale", scale)] * runs
     elif seeds is None or len(scale) != runs:
-        raise ValueError(f"argument `scale`: one number per run needs a sequence of seeds of the "
-                         f"same length; got {len(scale)} scales and "
-                         f"{'one seed' if seeds is None else f'{runs} seeds'}")
+        raise ValueError(
+            f"argument `scale`: one number per run needs a sequence of seeds of the "
+            f"same length; got {len(scale)} scales and "
+            f"{'one seed' if seeds is None else f'{runs} seeds'}"
+        )
     else:
         scales = [require_positive("scale", v) for v in scale]
-    require_memory(largest(p=p, d=d, K=K), runs * (float(p) * d + float(d) * K),
-                   what="the weights U0, V0")
+    require_memory(
+        largest(p=p, d=d, K=K), runs * (float(p) * d + float(d) * K), what="the weights U0, V0"
+    )
     require_dtype(dtype)
     dev = resolve_device(device)
     pairs = []
@@ -201,8 +235,10 @@ def _check_model(model: str, activation: str) -> Any:
     require_choice("model", model, MODELS)
     act = get_activation(activation, "activation")
     if model == "nqf" and act.phi0 != 0.0:
-        raise ValueError(f"argument `activation`: the NQF needs phi(0) = 0 (ZGZ), but "
-                         f"{act.name}(0) = {act.phi0:g}")
+        raise ValueError(
+            f"argument `activation`: the NQF needs phi(0) = 0 (ZGZ), but "
+            f"{act.name}(0) = {act.phi0:g}"
+        )
     return act
 
 
@@ -223,8 +259,9 @@ def _slope(act: Any, model: str, Z: torch.Tensor, H: torch.Tensor) -> torch.Tens
     return slope
 
 
-def two_layer_output(U: Any, V: Any, X: Any, activation: str = "tanh",
-                     model: str = "network") -> torch.Tensor:
+def two_layer_output(
+    U: Any, V: Any, X: Any, activation: str = "tanh", model: str = "network"
+) -> torch.Tensor:
     r"""The two-layer network :math:`F = \phi(XU)V` or its NQF :math:`\phi'(0)\,XUV` (Chapters 5-7).
 
     Args:
@@ -250,27 +287,30 @@ def two_layer_output(U: Any, V: Any, X: Any, activation: str = "tanh",
     return _hidden(act, model, X @ U) @ V
 
 
-def _loss(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
-          Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _loss(
+    act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor, Y: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(the loss, summed over stacked runs; F of shape (n, K) or (R, n, K))."""
     F = _hidden(act, model, X @ U) @ V
     return 0.5 * (F - Y).square().sum() / X.shape[0], F
 
 
-def _forward_backward(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
-                      Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _forward_backward(
+    act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor, Y: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(F, dL/dU, dL/dV) of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring);
     U (p, d) or stacked (R, p, d), and V alike."""
-    Z = X @ U                                                            # (..., b, d)
+    Z = X @ U  # (..., b, d)
     H = _hidden(act, model, Z)
-    F = H @ V                                                            # (..., b, K)
+    F = H @ V  # (..., b, K)
     R = (F - Y) / X.shape[-2]
-    G = (R @ V.mT) * _slope(act, model, Z, H)                            # (..., b, d)
+    G = (R @ V.mT) * _slope(act, model, Z, H)  # (..., b, d)
     return F, X.mT @ G, H.mT @ R
 
 
-def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
-               Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _gradients(
+    act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor, Y: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring).
 
     Leading axes broadcast (stacked runs: U (R, p, d), V (R, d, K), X (R, b, p) or (b, p));
@@ -278,8 +318,9 @@ def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.
     return _forward_backward(act, model, U, V, X, Y)[1:]
 
 
-def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, stacked: bool,
-                  names: tuple[str, str] = ("X", "Y")) -> tuple[torch.Tensor, torch.Tensor]:
+def _prepare_data(
+    X: Any, Y: Any, U0: torch.Tensor, stacked: bool, names: tuple[str, str] = ("X", "Y")
+) -> tuple[torch.Tensor, torch.Tensor]:
     """X (n, p) and Y (n, K), shared by the runs; stacked runs may have their own, X (R, n, p),
     Y (R, n, K) (or (R, n) when X is per run)."""
     X = as_tensor(names[0], X, dtype=U0.dtype, device=U0.device).detach()
@@ -290,8 +331,9 @@ def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, stacked: bool,
         require_shape(names[0], X, (None, p), like="U0")
     else:
         want = "(n, p), or (R, n, p) for stacked runs" if stacked else "(n, p)"
-        raise ValueError(f"argument `{names[0]}`: expected a tensor of shape {want}, got "
-                         f"{tuple(X.shape)}")
+        raise ValueError(
+            f"argument `{names[0]}`: expected a tensor of shape {want}, got {tuple(X.shape)}"
+        )
     Y = as_tensor(names[1], Y, dtype=U0.dtype, device=U0.device).detach()
     if Y.ndim == 1 or (X.ndim == 3 and Y.ndim == 2):
         Y = Y[..., None]
@@ -306,7 +348,7 @@ def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, stacked: bool,
 def _batch_indices(n: int, batch_size: int, steps: int, seed: int) -> torch.Tensor:
     """The minibatch indices of :func:`nqf_mini.training.minibatches` for a batch size."""
     batches = minibatches(n, batch_size, steps, seed)
-    assert batches is not None                                  # batch_size is not None
+    assert batches is not None  # batch_size is not None
     return batches
 
 
@@ -323,36 +365,50 @@ def _rows(T: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
 class _TwoLayer:
     """The system trained by :func:`train_two_layer`: state (U, V), loss on the evaluation data."""
 
-    def __init__(self, act: Any, model: str, X: torch.Tensor, Y: torch.Tensor,
-                 record_outputs: bool, record_weights: bool):
+    def __init__(
+        self,
+        act: Any,
+        model: str,
+        X: torch.Tensor,
+        Y: torch.Tensor,
+        record_outputs: bool,
+        record_weights: bool,
+    ):
         self.act, self.model, self.X, self.Y = act, model, X, Y
         self.record_outputs, self.record_weights = record_outputs, record_weights
 
     def gradient(self, state: State, batch: Any) -> tuple[torch.Tensor | None, State]:
         """(F on the evaluation data when the batch is all of it, else None; the gradients)."""
         U, V = state
-        if batch is None:                                   # F is measure's prediction
+        if batch is None:  # F is measure's prediction
             F, dU, dV = _forward_backward(self.act, self.model, U, V, self.X, self.Y)
             return F, (dU, dV)
         if isinstance(batch, torch.Tensor):
             Xb, Yb = _rows(self.X, batch), _rows(self.Y, batch)
-        else:                                               # a fresh batch of a stream
+        else:  # a fresh batch of a stream
             Xb, Yb = _prepare_data(batch[0], batch[1], U, U.ndim == 3, ("stream", "stream"))
         return None, _gradients(self.act, self.model, U, V, Xb, Yb)
 
-    def measure(self, state: State, prediction: torch.Tensor | None,
-                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def measure(
+        self, state: State, prediction: torch.Tensor | None, record: bool
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
-        F = (_hidden(self.act, self.model, self.X @ U) @ V if prediction is None
-             else prediction)                                            # (..., n, K)
+        F = (
+            _hidden(self.act, self.model, self.X @ U) @ V if prediction is None else prediction
+        )  # (..., n, K)
         if U.ndim == 2:
             loss = 0.5 * (F - self.Y).square().sum() / self.X.shape[0]
             return loss, (self.observe(U, V, None, lambda: F) if record else {})
         runs = 0.5 * (F - self.Y).square().sum((-1, -2)) / self.X.shape[-2]
         return runs.sum(), (self.observe(U, V, runs, lambda: F) if record else {})
 
-    def observe(self, U: torch.Tensor, V: torch.Tensor, runs: torch.Tensor | None,
-                outputs: Callable[[], torch.Tensor]) -> dict[str, torch.Tensor]:
+    def observe(
+        self,
+        U: torch.Tensor,
+        V: torch.Tensor,
+        runs: torch.Tensor | None,
+        outputs: Callable[[], torch.Tensor],
+    ) -> dict[str, torch.Tensor]:
         """What a recorded step keeps: each stacked run's loss, and F, U, V when asked."""
         obs: dict[str, torch.Tensor] = {}
         if runs is not None:
@@ -372,16 +428,17 @@ class _TwoLayerMoments(_TwoLayer):
     :class:`_TwoLayer` on (X, Y) up to round-off, at a cost independent of n (Chapter 10).
     """
 
-    def __init__(self, act: Any, X: torch.Tensor, Y: torch.Tensor, record_outputs: bool,
-                 record_weights: bool):
+    def __init__(
+        self, act: Any, X: torch.Tensor, Y: torch.Tensor, record_outputs: bool, record_weights: bool
+    ):
         super().__init__(act, "nqf", X, Y, record_outputs, record_weights)
         n = X.shape[-2]
-        self.Sxx, self.Sxy = X.mT @ X / n, X.mT @ Y / n          # (.., p, p), (.., p, K)
-        self.half_Syy = 0.5 * Y.square().sum((-1, -2)) / n     # () or (R,): each run's own
+        self.Sxx, self.Sxy = X.mT @ X / n, X.mT @ Y / n  # (.., p, p), (.., p, K)
+        self.half_Syy = 0.5 * Y.square().sum((-1, -2)) / n  # () or (R,): each run's own
 
     def _residual(self, U: torch.Tensor, V: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        P = self.act.phi1 * (U @ V)                                      # (..., p, K)
-        return P, self.Sxx @ P - self.Sxy                                # P, dL/dP
+        P = self.act.phi1 * (U @ V)  # (..., p, K)
+        return P, self.Sxx @ P - self.Sxy  # P, dL/dP
 
     def gradient(self, state: State, batch: Any) -> tuple[None, State]:
         U, V = state
@@ -389,24 +446,39 @@ class _TwoLayerMoments(_TwoLayer):
         phi1 = self.act.phi1
         return None, (phi1 * (G @ V.transpose(-1, -2)), phi1 * (U.transpose(-1, -2) @ G))
 
-    def measure(self, state: State, prediction: torch.Tensor | None,
-                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def measure(
+        self, state: State, prediction: torch.Tensor | None, record: bool
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
         P, G = self._residual(U, V)
-        runs = 0.5 * ((G - self.Sxy) * P).sum((-1, -2)) + self.half_Syy   # (R,) or ()
+        runs = 0.5 * ((G - self.Sxy) * P).sum((-1, -2)) + self.half_Syy  # (R,) or ()
         if not record:
             return runs.sum(), {}
-        return runs.sum(), self.observe(U, V, runs if U.ndim == 3 else None,
-                                        lambda: self.X @ P)
+        return runs.sum(), self.observe(U, V, runs if U.ndim == 3 else None, lambda: self.X @ P)
 
 
 def train_two_layer(
-    X: Any, Y: Any, U0: Any, V0: Any, *, lr: float, steps: int, activation: str = "tanh",
-    model: str = "network", optimizer: str = "sgd", batch_size: int | None = None,
-    seed: int | Sequence[int] = 0, stream: Stream | None = None, record_every: int | None = None,
-    record_steps: Sequence[int] | None = None, record_outputs: bool = False,
-    record_weights: bool = False, adam_betas: Sequence[float] = (0.9, 0.999),
-    adam_eps: float = 1e-8, stacked: bool = False, moments: bool = False,
+    X: Any,
+    Y: Any,
+    U0: Any,
+    V0: Any,
+    *,
+    lr: float,
+    steps: int,
+    activation: str = "tanh",
+    model: str = "network",
+    optimizer: str = "sgd",
+    batch_size: int | None = None,
+    seed: int | Sequence[int] = 0,
+    stream: Stream | None = None,
+    record_every: int | None = None,
+    record_steps: Sequence[int] | None = None,
+    record_outputs: bool = False,
+    record_weights: bool = False,
+    adam_betas: Sequence[float] = (0.9, 0.999),
+    adam_eps: float = 1e-8,
+    stacked: bool = False,
+    moments: bool = False,
 ) -> TwoLayerRun:
     r"""Train :math:`F = V^\top\phi(U^\top x)` (``model="network"``) or its NQF (``model="nqf"``),
     one run or R runs at once (Chapters 5-7, 10).
@@ -483,50 +555,74 @@ def train_two_layer(
     steps = require_steps("steps", steps)
     seeds = _seed_list("seed", seed)
     if seeds is not None and not stacked:
-        raise TypeError(f"argument `seed`: a sequence of seeds (one per run) needs "
-                        f"stacked=True; got {describe(seed)}")
+        raise TypeError(
+            f"argument `seed`: a sequence of seeds (one per run) needs "
+            f"stacked=True; got {describe(seed)}"
+        )
     if seeds is not None and len(seeds) != U.shape[0]:
-        raise ValueError(f"argument `seed`: expected one seed per run ({U.shape[0]}), got "
-                         f"{len(seeds)}")
+        raise ValueError(
+            f"argument `seed`: expected one seed per run ({U.shape[0]}), got {len(seeds)}"
+        )
     if batch_size is not None and stream is not None:
-        raise ValueError("argument `batch_size`: give either batch_size (minibatches of X, Y) or "
-                         "stream (fresh batches), not both")
+        raise ValueError(
+            "argument `batch_size`: give either batch_size (minibatches of X, Y) or "
+            "stream (fresh batches), not both"
+        )
     if stream is not None and not callable(stream):
-        raise TypeError(f"argument `stream`: expected a function t -> (X_t, Y_t), got "
-                        f"{describe(stream)}")
-    if moments and (model != "nqf" or optimizer != "sgd" or batch_size is not None
-                    or stream is not None):
-        raise ValueError("argument `moments`: only the NQF (model='nqf') under full-batch "
-                         "gradient descent (optimizer='sgd', no batch_size, no stream) is a "
-                         "function of the moments")
-    record = record_points(steps, 1 if record_every is None and record_steps is None
-                           else record_every, record_steps)
+        raise TypeError(
+            f"argument `stream`: expected a function t -> (X_t, Y_t), got {describe(stream)}"
+        )
+    if moments and (
+        model != "nqf" or optimizer != "sgd" or batch_size is not None or stream is not None
+    ):
+        raise ValueError(
+            "argument `moments`: only the NQF (model='nqf') under full-batch "
+            "gradient descent (optimizer='sgd', no batch_size, no stream) is a "
+            "function of the moments"
+        )
+    record = record_points(
+        steps, 1 if record_every is None and record_steps is None else record_every, record_steps
+    )
     runs = U.shape[0] if stacked else 1
     per_record = (runs * X.shape[-2] * Y.shape[-1] if record_outputs else 0) + (
-        U.numel() + V.numel() if record_weights else 0)
+        U.numel() + V.numel() if record_weights else 0
+    )
     require_record_memory(len(record), per_record + 1, U.dtype, U.device)
     if stacked:
-        record |= {steps}                           # each run's loss is read from the records
+        record |= {steps}  # each run's loss is read from the records
     batches: Any = stream
     if stream is None and seeds is None:
         batches = minibatches(X.shape[-2], batch_size, steps, require_seed("seed", seed))
     elif stream is None and seeds is not None and batch_size is not None:
-        batches = torch.stack([_batch_indices(X.shape[-2], batch_size, steps, s) for s in seeds],
-                              dim=1)                        # (steps, R, b): each run's own
+        batches = torch.stack(
+            [_batch_indices(X.shape[-2], batch_size, steps, s) for s in seeds], dim=1
+        )  # (steps, R, b): each run's own
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
-    system = (_TwoLayerMoments(act, X, Y, record_outputs, record_weights) if moments
-              else _TwoLayer(act, model, X, Y, record_outputs, record_weights))
+    system = (
+        _TwoLayerMoments(act, X, Y, record_outputs, record_weights)
+        if moments
+        else _TwoLayer(act, model, X, Y, record_outputs, record_weights)
+    )
     trace = train(system, (U, V), opt, steps, batches=batches, record=record, every_step=False)
     rec = trace.records
-    loss = to_numpy(rec["runs"]).T.copy() if stacked else trace.loss      # (R, T) or (T,)
-    return TwoLayerRun(steps=trace.steps if stacked else trace.loss_steps, loss=loss,
-                       outputs=rec.get("F"), U=trace.state[0], V=trace.state[1],
-                       U_traj=rec.get("U"), V_traj=rec.get("V"), model=model,
-                       activation=act.name, stacked=stacked)
+    loss = to_numpy(rec["runs"]).T.copy() if stacked else trace.loss  # (R, T) or (T,)
+    return TwoLayerRun(
+        steps=trace.steps if stacked else trace.loss_steps,
+        loss=loss,
+        outputs=rec.get("F"),
+        U=trace.state[0],
+        V=trace.state[1],
+        U_traj=rec.get("U"),
+        V_traj=rec.get("V"),
+        model=model,
+        activation=act.name,
+        stacked=stacked,
+    )
 
 
 # --- the square network: an exact NQF trained without forming A ------------------------------
+
 
 class _Square:
     """f(x) = |W^T x|^2 on data (X, y): dL/dW = (2/n) X^T diag(r) X W."""
@@ -535,20 +631,28 @@ class _Square:
         self.X, self.y = X, y
 
     def _residual(self, W: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        H = self.X @ W                                                     # (n, d)
-        return H, H.square().sum(1) - self.y                              # residuals (n,)
+        H = self.X @ W  # (n, d)
+        return H, H.square().sum(1) - self.y  # residuals (n,)
 
     def gradient(self, state: State, batch: None) -> tuple[None, State]:
         H, r = self._residual(state[0])
         return None, ((2.0 / self.X.shape[0]) * (self.X.T @ (r[:, None] * H)),)
 
-    def measure(self, state: State, prediction: None,
-                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def measure(
+        self, state: State, prediction: None, record: bool
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         return 0.5 * self._residual(state[0])[1].square().mean(), {}
 
 
-def train_square_network(X: Any, y: Any, W0: Any, lr: float, steps: int, record_every: int = 1,
-                         device: torch.device | str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def train_square_network(
+    X: Any,
+    y: Any,
+    W0: Any,
+    lr: float,
+    steps: int,
+    record_every: int = 1,
+    device: torch.device | str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Gradient descent on :math:`f(x) = \sum_i (w_i\cdot x)^2 = |W^\top x|^2`, an exact NQF with
     :math:`A(x) = xx^\top` (Chapter 6).
 
@@ -580,6 +684,12 @@ def train_square_network(X: Any, y: Any, W0: Any, lr: float, steps: int, record_
     require_shape("y", y, (X.shape[0],), like="X")
     steps = require_steps("steps", steps)
     record_every = require_positive_int("record_every", record_every)
-    trace = train(_Square(X, y), (W,), make_optimizer("gd", "sgd", lr), steps,
-                  record=record_points(steps, record_every), every_step=False)
+    trace = train(
+        _Square(X, y),
+        (W,),
+        make_optimizer("gd", "sgd", lr),
+        steps,
+        record=record_points(steps, record_every),
+        every_step=False,
+    )
     return trace.loss_steps, trace.loss

@@ -28,8 +28,16 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, describe, largest, require_fraction, require_memory, require_positive,
-    require_positive_int, require_real, require_seed, require_steps,
+    as_tensor,
+    describe,
+    largest,
+    require_fraction,
+    require_memory,
+    require_positive,
+    require_positive_int,
+    require_real,
+    require_seed,
+    require_steps,
 )
 from .device import resolve_device
 from .dynamics import simulate_W
@@ -57,9 +65,17 @@ def _symmetric(gen: torch.Generator, n: int, p: int) -> torch.Tensor:
     return (S + S.transpose(1, 2)) / math.sqrt(2 * p)
 
 
-def scaled_nqf_problem(d: int, alpha_A: float, alpha_B: float, *, alpha_g: float = 0.5, n: int = 12,
-                       p: int = 6, seed: int = 0,
-                       device: torch.device | str | None = None) -> GeneralNQF:
+def scaled_nqf_problem(
+    d: int,
+    alpha_A: float,
+    alpha_B: float,
+    *,
+    alpha_g: float = 0.5,
+    n: int = 12,
+    p: int = 6,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> GeneralNQF:
     r"""A general NQF with :math:`g = d^{-\alpha_g}g_0`, :math:`B = d^{-\alpha_B}B_0`,
     :math:`A = d^{-\alpha_A}A_0` (Chapter 7).
 
@@ -95,15 +111,20 @@ def scaled_nqf_problem(d: int, alpha_A: float, alpha_B: float, *, alpha_g: float
     c = torch.randn(p, generator=gen, dtype=torch.float64)
     y = g0 @ c
     dev = resolve_device(device)
-    return GeneralNQF(g=(d ** -alpha_g * g0).to(dev), B=(d ** -alpha_B * B0).to(dev),
-                      A=(d ** -alpha_A * A0).to(dev), y=y.to(dev), d=d)
+    return GeneralNQF(
+        g=(d**-alpha_g * g0).to(dev),
+        B=(d**-alpha_B * B0).to(dev),
+        A=(d**-alpha_A * A0).to(dev),
+        y=y.to(dev),
+        d=d,
+    )
 
 
 def unit_gradients(problem: GeneralNQF, W: torch.Tensor) -> torch.Tensor:
     """grad_{w_i} f_mu = g_mu + 2 B_mu mu + 2 A_mu w_i for every sample and unit, (n, p, d)."""
     mu = W.sum(dim=1)
-    u = problem.g + 2 * problem.B @ mu                                          # (n, p)
-    return u[:, :, None] + 2 * problem.A @ W                                    # (n, p, d)
+    u = problem.g + 2 * problem.B @ mu  # (n, p)
+    return u[:, :, None] + 2 * problem.A @ W  # (n, p, d)
 
 
 def nqf_ntk(problem: GeneralNQF, W: Any) -> torch.Tensor:
@@ -135,8 +156,15 @@ class NTKDrift:
     unit_sum: float = math.nan
 
 
-def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: float = 0.5,
-              lr: float = 0.05, max_steps: int = 20000, seed: int = 1) -> NTKDrift:
+def ntk_drift(
+    problem: GeneralNQF,
+    *,
+    init_scale: float = 1e-3,
+    loss_fraction: float = 0.5,
+    lr: float = 0.05,
+    max_steps: int = 20000,
+    seed: int = 1,
+) -> NTKDrift:
     r"""Relative NTK change :math:`\|\Theta(T) - \Theta(0)\|_F/\|\Theta(0)\|_F` while
     gradient descent brings the loss to ``loss_fraction`` of its start (Chapter 7).
 
@@ -167,18 +195,26 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
     loss_fraction = require_fraction("loss_fraction", loss_fraction)
     seed = require_seed("seed", seed)
     W0 = initial_weights(problem, init_scale, seed)
-    run = simulate_W(problem.A, problem.y, W0, lr, max_steps, g=problem.g, B=problem.B,
-                     stop_below=loss_fraction)
+    run = simulate_W(
+        problem.A, problem.y, W0, lr, max_steps, g=problem.g, B=problem.B, stop_below=loss_fraction
+    )
     steps = run.loss.shape[0] - 1
     if run.loss[-1] > loss_fraction * run.loss[0]:
-        raise ValueError(f"argument `max_steps`: the loss fell only to "
-                         f"{run.loss[-1] / run.loss[0]:.3g} of its initial value in {max_steps} "
-                         "steps; raise max_steps or lr")
-    assert run.W is not None                                    # simulate_W returns W
+        raise ValueError(
+            f"argument `max_steps`: the loss fell only to "
+            f"{run.loss[-1] / run.loss[0]:.3g} of its initial value in {max_steps} "
+            "steps; raise max_steps or lr"
+        )
+    assert run.W is not None  # simulate_W returns W
     theta0 = nqf_ntk(problem, W0)
     drift = (nqf_ntk(problem, run.W) - theta0).norm() / theta0.norm()
-    return NTKDrift(float(drift), lr * steps, float(run.loss[0]), float(run.loss[-1]),
-                    float(run.W.sum(dim=1).norm()))
+    return NTKDrift(
+        float(drift),
+        lr * steps,
+        float(run.loss[0]),
+        float(run.loss[-1]),
+        float(run.W.sum(dim=1).norm()),
+    )
 
 
 def initial_weights(problem: GeneralNQF, init_scale: float = 1e-3, seed: int = 1) -> torch.Tensor:
@@ -196,8 +232,12 @@ def initial_weights(problem: GeneralNQF, init_scale: float = 1e-3, seed: int = 1
     _check_problem(problem)
     init_scale = require_positive("init_scale", init_scale)
     p, d = problem.g.shape[1], problem.d
-    require_memory("problem", 2.0 * p * d, device=problem.g.device,
-                   what=f"the weights W (p x d) at the problem's width d = {d}")
+    require_memory(
+        "problem",
+        2.0 * p * d,
+        device=problem.g.device,
+        what=f"the weights W (p x d) at the problem's width d = {d}",
+    )
     gen = generator(seed)
     W0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * init_scale / math.sqrt(d)
     return W0.to(problem.g.device)
@@ -205,8 +245,10 @@ def initial_weights(problem: GeneralNQF, init_scale: float = 1e-3, seed: int = 1
 
 def _check_problem(problem: Any) -> None:
     if not isinstance(problem, GeneralNQF):
-        raise TypeError(f"argument `problem`: expected a GeneralNQF (from scaled_nqf_problem), "
-                        f"got {describe(problem)}")
+        raise TypeError(
+            f"argument `problem`: expected a GeneralNQF (from scaled_nqf_problem), "
+            f"got {describe(problem)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -233,7 +275,7 @@ def predicted_drift_exponent(alpha_A: float, alpha_B: float) -> float:
     """The exponent of the fragment's bound O(d^{1 - alpha_B} + d^{-alpha_A}): max(1 - alpha_B,
     -alpha_A)."""
     a, b = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
-    return max(1.0 - b, -a) + 0.0                                # + 0.0: no negative zero
+    return max(1.0 - b, -a) + 0.0  # + 0.0: no negative zero
 
 
 def ntk_regime(alpha_A: float, alpha_B: float) -> str:
@@ -259,8 +301,14 @@ def ntk_regime(alpha_A: float, alpha_B: float) -> str:
     return "unclassified"
 
 
-def drift_scaling(alpha_A: float, alpha_B: float, widths: Sequence[int] = (16, 64, 256, 1024), *,
-                  seed: int = 0, **kwargs: Any) -> DriftScaling:
+def drift_scaling(
+    alpha_A: float,
+    alpha_B: float,
+    widths: Sequence[int] = (16, 64, 256, 1024),
+    *,
+    seed: int = 0,
+    **kwargs: Any,
+) -> DriftScaling:
     r"""Measure :func:`ntk_drift` at each width and fit the exponent of
     :math:`\mathrm{drift} \sim d^e` (Chapter 7).
 
@@ -281,19 +329,25 @@ def drift_scaling(alpha_A: float, alpha_B: float, widths: Sequence[int] = (16, 6
     alpha_A, alpha_B = require_real("alpha_A", alpha_A), require_real("alpha_B", alpha_B)
     seed = require_seed("seed", seed)
     if isinstance(widths, (str, bytes)) or not hasattr(widths, "__iter__"):
-        raise TypeError(f"argument `widths`: expected a sequence of integers, got "
-                        f"{describe(widths)}")
+        raise TypeError(
+            f"argument `widths`: expected a sequence of integers, got {describe(widths)}"
+        )
     widths = [require_positive_int("widths", w) for w in widths]
     if len(widths) < 2:
         raise ValueError(f"argument `widths`: expected at least two widths, got {widths}")
     prob_keys = {"n", "p", "alpha_g", "device"}
     pk = {k: v for k, v in kwargs.items() if k in prob_keys}
     rk = {k: v for k, v in kwargs.items() if k not in prob_keys}
-    runs = [ntk_drift(scaled_nqf_problem(w, alpha_A, alpha_B, seed=seed, **pk), **rk)
-            for w in widths]
+    runs = [
+        ntk_drift(scaled_nqf_problem(w, alpha_A, alpha_B, seed=seed, **pk), **rk) for w in widths
+    ]
     drifts = np.array([r.drift for r in runs])
     exponent = float(np.polyfit(np.log(widths), np.log(drifts), 1)[0])
-    return DriftScaling(np.asarray(widths), drifts, exponent,
-                        predicted_drift_exponent(alpha_A, alpha_B),
-                        times=np.array([r.time for r in runs]),
-                        unit_sums=np.array([r.unit_sum for r in runs]))
+    return DriftScaling(
+        np.asarray(widths),
+        drifts,
+        exponent,
+        predicted_drift_exponent(alpha_A, alpha_B),
+        times=np.array([r.time for r in runs]),
+        unit_sums=np.array([r.unit_sum for r in runs]),
+    )

@@ -5,23 +5,29 @@ Scale a fixed weight matrix W by s and compare the module with its second-order 
     R(s) = | f(sW, x) - f0 - s g.mu - s^2 (mu^T B mu + Tr[M A]) |,
 
 (g = B = 0 under ZGZ). Theorem 1 promises R(s) = O(s^3). The log-log slope of R against s is the
-remainder order: 3 when a cubic term survives (phi''(0) != 0), 4 when it vanishes by symmetry (tanh),
-2 for ReLU (homogeneous of degree 2, so its "A" from autograd is meaningless), 1 when a linear term
-exists and is left out, and no slope at all for exactly quadratic models.
+remainder order: 3 when a cubic term survives (phi''(0) != 0), 4 when it vanishes by symmetry
+(tanh), 2 for ReLU (homogeneous of degree 2, so its "A" from autograd is meaningless), 1 when a
+linear term exists and is left out, and no slope at all for exactly quadratic models.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
 from ._modules import Module, evaluate, prepare_call
 from ._validate import (
-    as_tensor, require_bool, require_positive, require_positive_int, require_shape, to_numpy,
+    as_tensor,
+    require_bool,
+    require_positive,
+    require_positive_int,
+    require_shape,
+    to_numpy,
 )
 from .agreement import relative_gap
 from .networks import two_layer_output
@@ -61,8 +67,13 @@ def _positive_scales(scales: Sequence[float]) -> np.ndarray:
 
 
 def remainder_curve(
-    f: Module, x: Any, W: torch.Tensor, scales: Sequence[float] = DEFAULT_SCALES,
-    expansion: QuadraticExpansion | None = None, *, drop_linear: bool = False,
+    f: Module,
+    x: Any,
+    W: torch.Tensor,
+    scales: Sequence[float] = DEFAULT_SCALES,
+    expansion: QuadraticExpansion | None = None,
+    *,
+    drop_linear: bool = False,
     d: int = 2,
 ) -> tuple[np.ndarray, np.ndarray]:
     """R(s) and |f(sW) - f0| for each s, in float64. Returns two numpy arrays of len(scales).
@@ -75,12 +86,15 @@ def remainder_curve(
     drop_linear = require_bool("drop_linear", drop_linear)
     xs, _ = prepare_call(f, x, torch.float64, W.device)
     if expansion is None:
-        expansion = quadratic_expansion(f, xs, W.shape[0], require_positive_int("d", d, minimum=2),
-                                        device=W.device)
+        expansion = quadratic_expansion(
+            f, xs, W.shape[0], require_positive_int("d", d, minimum=2), device=W.device
+        )
     elif not isinstance(expansion, QuadraticExpansion):
-        raise TypeError(f"argument `expansion`: expected a QuadraticExpansion (from "
-                        f"nqf_mini.quadratic_expansion or arch.expansion), got "
-                        f"{type(expansion).__name__}")
+        raise TypeError(
+            f"argument `expansion`: expected a QuadraticExpansion (from "
+            f"nqf_mini.quadratic_expansion or arch.expansion), got "
+            f"{type(expansion).__name__}"
+        )
     exp = expansion
     require_shape("W", W, (exp.A.shape[0], None), like="expansion")
     rem, sig = [], []
@@ -93,9 +107,15 @@ def remainder_curve(
 
 
 def remainder_order(
-    f: Module, x: Any, W: torch.Tensor, scales: Sequence[float] = DEFAULT_SCALES,
-    expansion: QuadraticExpansion | None = None, *, drop_linear: bool = False,
-    d: int = 2, exact_tol: float = 1e-12,
+    f: Module,
+    x: Any,
+    W: torch.Tensor,
+    scales: Sequence[float] = DEFAULT_SCALES,
+    expansion: QuadraticExpansion | None = None,
+    *,
+    drop_linear: bool = False,
+    d: int = 2,
+    exact_tol: float = 1e-12,
 ) -> RemainderFit:
     r"""The order of Theorem 1's remainder: the log-log slope of :math:`R(s)` (Chapter 1).
 
@@ -127,18 +147,24 @@ def remainder_order(
     if np.all(relative <= exact_tol):
         return RemainderFit(s, rem, relative, math.nan, True)
     if np.any(rem <= 0):
-        raise ValueError("the remainder vanishes at some scales but not at others; choose scales "
-                         "where it is above round-off (e.g. larger s)")
+        raise ValueError(
+            "the remainder vanishes at some scales but not at others; choose scales "
+            "where it is above round-off (e.g. larger s)"
+        )
     slope = float(np.polyfit(np.log(s), np.log(rem), 1)[0])
     return RemainderFit(s, rem, relative, slope, False)
 
 
 # --- the remainder of a two-layer network along its own training trajectory (Chapter 7) ----------
 
-def _two_layer_pair(U: torch.Tensor, V: torch.Tensor, X: torch.Tensor,
-                    activation: str) -> tuple[torch.Tensor, torch.Tensor]:
-    return (two_layer_output(U, V, X, activation, "network"),
-            two_layer_output(U, V, X, activation, "nqf"))
+
+def _two_layer_pair(
+    U: torch.Tensor, V: torch.Tensor, X: torch.Tensor, activation: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return (
+        two_layer_output(U, V, X, activation, "network"),
+        two_layer_output(U, V, X, activation, "nqf"),
+    )
 
 
 def trajectory_remainder(U_traj: Any, V_traj: Any, X: Any, activation: str = "tanh") -> np.ndarray:
@@ -167,10 +193,10 @@ def trajectory_remainder(U_traj: Any, V_traj: Any, X: Any, activation: str = "ta
     require_shape("V_traj", V_traj, (U_traj.shape[0], U_traj.shape[2], None), like="U_traj")
     X = as_tensor("X", X, ndim=2, dtype=U_traj.dtype, device=U_traj.device)
     require_shape("X", X, (None, U_traj.shape[1]), like="U_traj")
-    _two_layer_pair(U_traj[0], V_traj[0], X, activation)            # checks `activation`
+    _two_layer_pair(U_traj[0], V_traj[0], X, activation)  # checks `activation`
     with torch.no_grad():
         F, Q = zip(*(_two_layer_pair(U, V, X, activation) for U, V in zip(U_traj, V_traj)))
-    return relative_gap(torch.stack(Q), torch.stack(F))            # rms |F - Q| / rms |F| per step
+    return relative_gap(torch.stack(Q), torch.stack(F))  # rms |F - Q| / rms |F| per step
 
 
 @dataclass(frozen=True)
@@ -192,8 +218,9 @@ class ScaledRemainder:
     relative_slope: float
 
 
-def scaled_remainder(U: Any, V: Any, X: Any, scales: Sequence[float],
-                     activation: str = "tanh") -> ScaledRemainder:
+def scaled_remainder(
+    U: Any, V: Any, X: Any, scales: Sequence[float], activation: str = "tanh"
+) -> ScaledRemainder:
     r"""Scale both layers by :math:`\lambda` and fit how the remainder :math:`F - F_{NQF}` shrinks
     (Chapter 7).
 
@@ -240,9 +267,17 @@ def scaled_remainder(U: Any, V: Any, X: Any, scales: Sequence[float],
 
 # --- the scales at which a remainder order can be measured (Chapter 2) ---------------------------
 
+
 def asymptotic_scales(
-    f: Module, x: Any, W: torch.Tensor, expansion: QuadraticExpansion | None = None, *,
-    drop_linear: bool = False, d: int = 2, margin: float = 1e4, decades: float = 1.5,
+    f: Module,
+    x: Any,
+    W: torch.Tensor,
+    expansion: QuadraticExpansion | None = None,
+    *,
+    drop_linear: bool = False,
+    d: int = 2,
+    margin: float = 1e4,
+    decades: float = 1.5,
     points: int = 9,
 ) -> np.ndarray:
     """The smallest window of scales on which R(s) stands ``margin`` times above round-off.
@@ -274,11 +309,12 @@ def asymptotic_scales(
     W = as_tensor("W", W, ndim=2, dtype=torch.float64)
     xs, _ = prepare_call(f, x, torch.float64, W.device)
     if expansion is None:
-        expansion = quadratic_expansion(f, xs, W.shape[0], require_positive_int("d", d, minimum=2),
-                                        device=W.device)
-    rem, sig = remainder_curve(f, xs, W, grid, expansion, drop_linear=drop_linear, d=d)
+        expansion = quadratic_expansion(
+            f, xs, W.shape[0], require_positive_int("d", d, minimum=2), device=W.device
+        )
+    rem, sig = remainder_curve(f, xs, W, grid.tolist(), expansion, drop_linear=drop_linear, d=d)
     m, M, exp = W.sum(dim=1).abs(), (W @ W.T).abs(), expansion
-    linear = (exp.g.abs() @ m).item()                       # sizes of the predicted terms
+    linear = (exp.g.abs() @ m).item()  # sizes of the predicted terms
     quadratic = ((exp.A.abs() * M).sum() + m @ exp.B.abs() @ m).item()
     size = abs(float(exp.f0)) + grid * linear + grid**2 * quadratic + sig
     round_off = np.finfo(np.float64).eps * size

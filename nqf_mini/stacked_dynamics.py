@@ -38,8 +38,9 @@ class StackedMRun:
     M_traj: torch.Tensor
 
 
-def simulate_M_stacked(A: Any, y: Any, M0: Any, lr: float, steps: int, *, method: str = "gd",
-                       record_every: int = 1) -> StackedMRun:
+def simulate_M_stacked(
+    A: Any, y: Any, M0: Any, lr: float, steps: int, *, method: str = "gd", record_every: int = 1
+) -> StackedMRun:
     """Train R NQFs f_r,mu = Tr[M_r A_r,mu] in M space at once (Theorem 2; Chapter 7).
 
     Problem r is exactly :func:`nqf_mini.simulate_M` ``(A[r], y[r], M0[r], lr, steps,
@@ -75,13 +76,22 @@ def simulate_M_stacked(A: Any, y: Any, M0: Any, lr: float, steps: int, *, method
     record_every = require_positive_int("record_every", record_every)
     big = torch.zeros(R, n, R * p, R * p, dtype=A.dtype, device=A.device)
     for r in range(R):
-        big[r, :, r * p:(r + 1) * p, r * p:(r + 1) * p] = A[r]
-    res = simulate_M(big.reshape(R * n, R * p, R * p), y.reshape(R * n), torch.block_diag(*M0),
-                     R * lr, steps, method=method, record_every=record_every)
+        big[r, :, r * p : (r + 1) * p, r * p : (r + 1) * p] = A[r]
+    res = simulate_M(
+        big.reshape(R * n, R * p, R * p),
+        y.reshape(R * n),
+        torch.block_diag(*M0),
+        R * lr,
+        steps,
+        method=method,
+        record_every=record_every,
+    )
     assert res.f is not None and res.M_traj is not None and res.steps is not None  # recorded
     f = res.f.reshape(-1, R, n)
-    blocks = torch.stack([res.M_traj[:, r * p:(r + 1) * p, r * p:(r + 1) * p] for r in range(R)],
-                         dim=1)
+    blocks = torch.stack(
+        [res.M_traj[:, r * p : (r + 1) * p, r * p : (r + 1) * p] for r in range(R)], dim=1
+    )
     loss = 0.5 * (f - y).square().mean(-1)
-    return StackedMRun(steps=res.steps, times=lr * res.steps, loss=loss.T.cpu().numpy(), f=f,
-                       M_traj=blocks)
+    return StackedMRun(
+        steps=res.steps, times=lr * res.steps, loss=loss.T.cpu().numpy(), f=f, M_traj=blocks
+    )

@@ -28,7 +28,12 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, describe, largest, require_memory, require_positive, require_positive_int,
+    as_tensor,
+    describe,
+    largest,
+    require_memory,
+    require_positive,
+    require_positive_int,
     require_steps,
 )
 from .activations import get_activation
@@ -64,8 +69,14 @@ class Teacher:
         return get_activation(self.activation)(X @ self.U) @ self.v
 
 
-def make_teacher(p: int = 32, k: int = 4, norm: float = 2.0, activation: str = "tanh",
-                 seed: int = 0, device: torch.device | str | None = None) -> Teacher:
+def make_teacher(
+    p: int = 32,
+    k: int = 4,
+    norm: float = 2.0,
+    activation: str = "tanh",
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> Teacher:
     r"""A teacher :math:`y(x) = \sum_j \phi(u_j^\ast\cdot x)` with k random input directions
     of length ``norm`` (Chapter 7).
 
@@ -94,12 +105,14 @@ def make_teacher(p: int = 32, k: int = 4, norm: float = 2.0, activation: str = "
     gen = generator(seed)
     U = torch.randn(p, k, generator=gen, dtype=torch.float64)
     U = norm * U / U.norm(dim=0, keepdim=True)
-    return Teacher(U=U.to(dev), v=torch.ones(k, dtype=torch.float64, device=dev),
-                   activation=activation)
+    return Teacher(
+        U=U.to(dev), v=torch.ones(k, dtype=torch.float64, device=dev), activation=activation
+    )
 
 
-def gaussian_inputs(n: int, p: int, seed: int = 0,
-                    device: torch.device | str | None = None) -> torch.Tensor:
+def gaussian_inputs(
+    n: int, p: int, seed: int = 0, device: torch.device | str | None = None
+) -> torch.Tensor:
     """n i.i.d. inputs x ~ N(0, I_p), drawn on the CPU with the given seed, shape (n, p)."""
     n, p = require_positive_int("n", n), require_positive_int("p", p)
     require_memory("n", float(n) * p, what="the inputs (n x p)")
@@ -109,12 +122,14 @@ def gaussian_inputs(n: int, p: int, seed: int = 0,
 
 def _check_teacher(teacher: Any) -> None:
     if not isinstance(teacher, Teacher):
-        raise TypeError(f"argument `teacher`: expected a Teacher (from make_teacher), got "
-                        f"{describe(teacher)}")
+        raise TypeError(
+            f"argument `teacher`: expected a Teacher (from make_teacher), got {describe(teacher)}"
+        )
 
 
-def evaluation_set(teacher: Teacher, n: int = 4096,
-                   seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def evaluation_set(
+    teacher: Teacher, n: int = 4096, seed: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A fixed test set (X (n, p), y (n,)) on which the loss is recorded (Chapter 7)."""
     _check_teacher(teacher)
     X = gaussian_inputs(n, teacher.p, seed, teacher.U.device)
@@ -122,7 +137,9 @@ def evaluation_set(teacher: Teacher, n: int = 4096,
 
 
 def online_stream(
-    teacher: Teacher | Sequence[Teacher], batch_size: int, steps: int,
+    teacher: Teacher | Sequence[Teacher],
+    batch_size: int,
+    steps: int,
     seed: int | Sequence[int] = 2,
 ) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     r"""A seeded stream of fresh batches for online SGD, ``stream(t) -> (X_t (b, p), y_t (b,))``
@@ -148,49 +165,62 @@ def online_stream(
     Raises:
         ValueError, TypeError: on a bad argument (naming it).
     """
-    teachers = (list(teacher) if isinstance(teacher, Sequence)
-                and not isinstance(teacher, (str, bytes)) else None)
-    seeds = (list(seed) if isinstance(seed, (Sequence, np.ndarray))
-             and not isinstance(seed, (str, bytes)) else None)
+    teachers = (
+        list(teacher)
+        if isinstance(teacher, Sequence) and not isinstance(teacher, (str, bytes))
+        else None
+    )
+    seeds = (
+        list(seed)
+        if isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, (str, bytes))
+        else None
+    )
     if teachers is None and seeds is None:
         X, Y = _stream_batches(teacher, batch_size, steps, seed)  # type: ignore[arg-type]
         return _reader(X, Y, steps)
     if teachers is not None and seeds is not None and len(teachers) != len(seeds):
-        raise ValueError(f"argument `seed`: expected one seed per teacher ({len(teachers)}), "
-                         f"got {len(seeds)}")
+        raise ValueError(
+            f"argument `seed`: expected one seed per teacher ({len(teachers)}), got {len(seeds)}"
+        )
     R = len(teachers) if teachers is not None else len(seeds or [])
     if R == 0:
         name = "teacher" if teachers is not None else "seed"
         raise ValueError(f"argument `{name}`: expected a non-empty sequence (one per run)")
-    teachers = teachers if teachers is not None else [teacher] * R    # type: ignore[list-item]
-    seeds = seeds if seeds is not None else [seed] * R                # type: ignore[list-item]
+    teachers = teachers if teachers is not None else [teacher] * R  # type: ignore[list-item]
+    seeds = seeds if seeds is not None else [seed] * R  # type: ignore[list-item]
     for t in teachers:
         _check_teacher(t)
     if len({t.p for t in teachers}) != 1:
-        raise ValueError("argument `teacher`: expected teachers with the same input dimension "
-                         f"p, got {sorted({t.p for t in teachers})}")
+        raise ValueError(
+            "argument `teacher`: expected teachers with the same input dimension "
+            f"p, got {sorted({t.p for t in teachers})}"
+        )
     parts = [_stream_batches(t, batch_size, steps, s) for t, s in zip(teachers, seeds)]
-    X = torch.stack([X for X, _ in parts], dim=1)                  # (steps, R, b, p)
-    Y = torch.stack([Y for _, Y in parts], dim=1)                  # (steps, R, b)
+    X = torch.stack([X for X, _ in parts], dim=1)  # (steps, R, b, p)
+    Y = torch.stack([Y for _, Y in parts], dim=1)  # (steps, R, b)
     return _reader(X, Y, steps)
 
 
-def _stream_batches(teacher: Teacher, batch_size: int, steps: int,
-                    seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _stream_batches(
+    teacher: Teacher, batch_size: int, steps: int, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """All batches of :func:`online_stream`: X (steps, b, p), y (steps, b)."""
     _check_teacher(teacher)
     batch_size = require_positive_int("batch_size", batch_size)
     steps = require_steps("steps", steps)
-    require_memory(largest(batch_size=batch_size, steps=steps),
-                   float(steps) * batch_size * (teacher.p + 1),
-                   what=f"the stream of steps x batch_size inputs of dimension {teacher.p}")
+    require_memory(
+        largest(batch_size=batch_size, steps=steps),
+        float(steps) * batch_size * (teacher.p + 1),
+        what=f"the stream of steps x batch_size inputs of dimension {teacher.p}",
+    )
     X = gaussian_inputs(steps * batch_size, teacher.p, seed, teacher.U.device)
     Y = teacher(X)
     return X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
 
 
-def _reader(X: torch.Tensor, Y: torch.Tensor,
-            steps: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+def _reader(
+    X: torch.Tensor, Y: torch.Tensor, steps: int
+) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     def stream(t: int) -> tuple[torch.Tensor, torch.Tensor]:
         if not 0 <= t < steps:
             raise ValueError(f"argument `t`: the stream holds steps 0..{steps - 1}, got {t}")
@@ -227,11 +257,11 @@ def best_linear_fit(teacher: Teacher) -> tuple[torch.Tensor, float]:
     U = teacher.U.detach().double().cpu()
     v = teacher.v.detach().double().cpu()
     x, w = (torch.as_tensor(a, dtype=torch.float64) for a in _gauss_hermite())
-    lengths = U.norm(dim=0)                                                  # (k,)
-    z = x.requires_grad_(True)[:, None] * lengths[None, :]                   # (q, k)
+    lengths = U.norm(dim=0)  # (k,)
+    z = x.requires_grad_(True)[:, None] * lengths[None, :]  # (q, k)
     (slope,) = torch.autograd.grad(act(z).sum(), z)
-    beta = U @ (v * (w @ slope))                                             # Stein's lemma
-    G = U.T @ U                                                              # (k, k) covariances
+    beta = U @ (v * (w @ slope))  # Stein's lemma
+    G = U.T @ U  # (k, k) covariances
     k = U.shape[1]
     second = torch.zeros(k, k, dtype=torch.float64)
     g1, g2 = x.detach()[:, None], x.detach()[None, :]

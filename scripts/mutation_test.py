@@ -365,9 +365,9 @@ MUTANTS = [
     _m(
         "N07",
         "architectures/moe.py",
-        "return (gates * (xs @ W[..., self.n_in:, :])).sum(-1)",
-        "return (gates * (xs @ W[..., :self.n_in, :])).sum(-1)",
-        "batched MoE: the experts read the gate weights",
+        "return xs @ W[..., self.n_in :, :]  # v_i^T x",
+        "return xs @ W[..., : self.n_in, :]  # v_i^T x",
+        "MoE: the linear experts read the gate weights",
         "test_architectures.py",
     ),
     _m(

@@ -21,12 +21,34 @@ from .mlp import TwoLayerMLP
 from .cnn import ConvNet1D, patch_matrix
 from .attention import MultiHeadAttention, QKAttention
 from .moe import GATES, Gate, MixtureOfExperts
-from .factorisation import (AsymmetricSensing, DeepLinear, MatrixCompletion, PhaseRetrieval,
-                            SymmetricSensing, Word2Vec)
+from .factorisation import (
+    AsymmetricSensing,
+    DeepLinear,
+    MatrixCompletion,
+    PhaseRetrieval,
+    SymmetricSensing,
+    Word2Vec,
+)
 
 __all__ = [
-    "ARCHITECTURES", "Architecture", "AsymmetricSensing", "ConvNet1D", "DeepLinear", "Forms",
-    "GATES", "Gate", "InputPart",
-    "MatrixCompletion", "MixtureOfExperts", "MultiHeadAttention", "PhaseRetrieval", "QKAttention",
-    "SymmetricSensing", "TwoLayerMLP", "Word2Vec", "make_architecture", "patch_matrix", "register",
+    "ARCHITECTURES",
+    "Architecture",
+    "AsymmetricSensing",
+    "ConvNet1D",
+    "DeepLinear",
+    "Forms",
+    "GATES",
+    "Gate",
+    "InputPart",
+    "MatrixCompletion",
+    "MixtureOfExperts",
+    "MultiHeadAttention",
+    "PhaseRetrieval",
+    "QKAttention",
+    "SymmetricSensing",
+    "TwoLayerMLP",
+    "Word2Vec",
+    "make_architecture",
+    "patch_matrix",
+    "register",
 ]

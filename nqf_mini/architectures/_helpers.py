@@ -48,5 +48,4 @@ def unit_blocks(W: torch.Tensor, start: int, shape: tuple[int, ...]) -> torch.Te
     size = 1
     for s in shape:
         size *= s
-    return W[start:start + size].T.reshape(W.shape[1], *shape)
-
+    return W[start : start + size].T.reshape(W.shape[1], *shape)

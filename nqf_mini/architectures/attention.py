@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
+from collections.abc import Callable
 
 import torch
 
@@ -21,20 +22,22 @@ from ..blocks import offdiag
 from ._helpers import gaussians, unit_blocks
 from .base import Architecture, Forms, InputPart, register
 
-Tokens = tuple[torch.Tensor, torch.Tensor]                 # (query x (n,), tokens X (n, N))
+Tokens = tuple[torch.Tensor, torch.Tensor]  # (query x (n,), tokens X (n, N))
 Labelled = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # (query x, tokens X, labels y (N,))
 
 
 def _check_tokens(n_tokens: int) -> None:
     if n_tokens < 2:
-        raise ValueError(f"argument `n_tokens`: expected at least 2 tokens (attention over one "
-                         f"token is a constant), got {n_tokens}")
+        raise ValueError(
+            f"argument `n_tokens`: expected at least 2 tokens (attention over one "
+            f"token is a constant), got {n_tokens}"
+        )
 
 
 def _scores(Q: torch.Tensor, K: torch.Tensor, x: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """Per-head attention logits X^T K_i^T Q_i x / sqrt(h): Q, K (d, h, n) -> (d, N)."""
-    queries = Q @ x                                        # (d, h)
-    keys = K @ X                                           # (d, h, N)
+    queries = Q @ x  # (d, h)
+    keys = K @ X  # (d, h, N)
     return torch.einsum("dh,dhN->dN", queries, keys) / math.sqrt(Q.shape[1])
 
 
@@ -80,8 +83,10 @@ class MultiHeadAttention(Architecture):
         return 4
 
     def input_parts(self) -> tuple[InputPart, ...]:
-        return (InputPart("the query q", (self.n_in,)),
-                InputPart("the tokens X", (self.n_in, self.n_tokens)))
+        return (
+            InputPart("the query q", (self.n_in,)),
+            InputPart("the tokens X", (self.n_in, self.n_tokens)),
+        )
 
     def heads(self, W: Any) -> tuple[torch.Tensor, ...]:
         """Split W (p, d) into Q, K (d, h, n), V (d, h_v, n) and v (d, h_v)."""
@@ -99,24 +104,24 @@ class MultiHeadAttention(Architecture):
         q, X = x
         Q, K, V, v = self._heads(W)
         attn = torch.softmax(_scores(Q, K, q, X), dim=-1)  # (d, N)
-        values = torch.einsum("dv,dvn,nN->dN", v, V, X)     # v_i^T V_i X: (d, N)
+        values = torch.einsum("dv,dvn,nN->dN", v, V, X)  # v_i^T V_i X: (d, N)
         return torch.sum(values * attn)
 
     def _A(self, x: Tokens) -> torch.Tensor:
         _, X = x
-        xbar = X.mean(dim=1)                                # (n,)
+        xbar = X.mean(dim=1)  # (n,)
         eye = torch.eye(self.h_v, dtype=X.dtype, device=X.device)
-        Z = torch.kron(eye, xbar[:, None])                  # (h_v n, h_v): Z[a n + b, a] = xbar_b
+        Z = torch.kron(eye, xbar[:, None])  # (h_v n, h_v): Z[a n + b, a] = xbar_b
         out = X.new_zeros(self.p, self.p)
-        start = 2 * self.h * self.n_in                      # (vec V, v) are the last rows
+        start = 2 * self.h * self.n_in  # (vec V, v) are the last rows
         out[start:, start:] = offdiag(Z)
         return out
 
     def _batched_forms(self, xs: Tokens) -> Forms:
         _, X = xs
-        xbar = X.mean(dim=2)                                       # (s, n)
+        xbar = X.mean(dim=2)  # (s, n)
         A = X.new_zeros(X.shape[0], self.p, self.p)
-        start = 2 * self.h * self.n_in                          # the (vec V, v) block
+        start = 2 * self.h * self.n_in  # the (vec V, v) block
         A[:, start:, start:] = bt.offdiag(bt.eye_kron(self.h_v, xbar[:, :, None]))
         return Forms(X.new_zeros(X.shape[0]), None, A, None)
 
@@ -129,10 +134,10 @@ class MultiHeadAttention(Architecture):
         W = self.check_weights(W)
         q, X = self.check_input(x, dtype=W.dtype, device=W.device)
         Q, K, V, v = self._heads(W)
-        Xc = X - X.mean(dim=1, keepdim=True)                # (n, N)
-        sigma = Xc @ Xc.T / X.shape[1]                      # (n, n)
-        qk = torch.einsum("dhn,dh->dn", K, Q @ q)           # K_i^T Q_i x: (d, n)
-        vV = torch.einsum("dv,dvn->dn", v, V)               # V_i^T v_i: (d, n)
+        Xc = X - X.mean(dim=1, keepdim=True)  # (n, N)
+        sigma = Xc @ Xc.T / X.shape[1]  # (n, n)
+        qk = torch.einsum("dhn,dh->dn", K, Q @ q)  # K_i^T Q_i x: (d, n)
+        vV = torch.einsum("dv,dvn->dn", v, V)  # V_i^T v_i: (d, n)
         return torch.einsum("dn,nm,dm->d", vV, sigma, qk) / math.sqrt(self.h)
 
     def sample_input(self, seed: int = 0) -> Tokens:
@@ -194,13 +199,15 @@ class QKAttention(Architecture):
         return 4
 
     def input_parts(self) -> tuple[InputPart, ...]:
-        return (InputPart("the query q", (self.n_in,)),
-                InputPart("the tokens X", (self.n_in, self.n_tokens)),
-                InputPart("the labels y", (self.n_tokens,)))
+        return (
+            InputPart("the query q", (self.n_in,)),
+            InputPart("the tokens X", (self.n_in, self.n_tokens)),
+            InputPart("the labels y", (self.n_tokens,)),
+        )
 
     def _f(self, W: torch.Tensor, x: Labelled) -> torch.Tensor:
         q, X, y = x
-        Q = unit_blocks(W, 0, (self.h, self.n_in))             # (d, h, n)
+        Q = unit_blocks(W, 0, (self.h, self.n_in))  # (d, h, n)
         K = unit_blocks(W, self.h * self.n_in, (self.h, self.n_in))
         return torch.sum(torch.softmax(_scores(Q, K, q, X), dim=-1) @ y)
 
@@ -215,7 +222,7 @@ class QKAttention(Architecture):
     def _A(self, x: Labelled) -> torch.Tensor:
         q = x[0]
         eye = torch.eye(self.h, dtype=q.dtype, device=q.device)
-        Z = torch.kron(eye, torch.outer(q, self._label_covariance(x)))   # (h n, h n)
+        Z = torch.kron(eye, torch.outer(q, self._label_covariance(x)))  # (h n, h n)
         return offdiag(Z / math.sqrt(self.h))
 
     def _f0(self, x: Labelled) -> torch.Tensor:
@@ -244,22 +251,23 @@ class QKAttention(Architecture):
         return q, X, y
 
 
-def _attention_outputs(arch: MultiHeadAttention | QKAttention, W: torch.Tensor,
-                       xs: Any) -> torch.Tensor:
+def _attention_outputs(
+    arch: MultiHeadAttention | QKAttention, W: torch.Tensor, xs: Any
+) -> torch.Tensor:
     """The module on all samples (s,) for W (p, d), or (R, s) for stacked W (R, p, d)."""
     q, X = xs[0], xs[1]
     hn = arch.h * arch.n_in
-    Q = bt.unit_blocks(W, 0, (arch.h, arch.n_in))              # (..., d, h, n)
+    Q = bt.unit_blocks(W, 0, (arch.h, arch.n_in))  # (..., d, h, n)
     K = bt.unit_blocks(W, hn, (arch.h, arch.n_in))
-    queries = torch.einsum("...dha,sa->...sdh", Q, q)       # pairwise contractions:
-    keys = torch.einsum("...dhb,sbN->...sdhN", K, X)        # several times faster
+    queries = torch.einsum("...dha,sa->...sdh", Q, q)  # pairwise contractions:
+    keys = torch.einsum("...dhb,sbN->...sdhN", K, X)  # several times faster
     scores = torch.einsum("...sdh,...sdhN->...sdN", queries, keys)
-    attn = bt.softmax_last(scores / math.sqrt(arch.h))         # (..., s, d, N)
+    attn = bt.softmax_last(scores / math.sqrt(arch.h))  # (..., s, d, N)
     if isinstance(arch, QKAttention):
         return torch.einsum("...sdN,sN->...s", attn, xs[2])
     vn = arch.h_v * arch.n_in
     V = bt.unit_blocks(W, 2 * hn, (arch.h_v, arch.n_in))
     v = bt.unit_blocks(W, 2 * hn + vn, (arch.h_v,))
-    readout = torch.einsum("...dv,...dva->...da", v, V)        # V_i^T v_i
+    readout = torch.einsum("...dv,...dva->...da", v, V)  # V_i^T v_i
     values = torch.einsum("...da,saN->...sdN", readout, X)
     return (values * attn).sum((-1, -2))

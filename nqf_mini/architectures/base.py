@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
+from collections.abc import Callable
 
 import torch
 
 from .._validate import (
-    DATA_DEVICES, as_tensor, describe, require_shape,
+    DATA_DEVICES,
+    as_tensor,
+    describe,
+    require_shape,
 )
 from ..quadratic_form import QuadraticExpansion
 
-ARCHITECTURES: dict[str, type["Architecture"]] = {}
+ARCHITECTURES: dict[str, type[Architecture]] = {}
 
 
-def register(cls: type["Architecture"]) -> type["Architecture"]:
+def register(cls: type[Architecture]) -> type[Architecture]:
     """Class decorator adding an architecture to :data:`ARCHITECTURES` under ``cls.name``.
 
     Raises:
@@ -46,7 +50,7 @@ def register(cls: type["Architecture"]) -> type["Architecture"]:
     return cls
 
 
-def make_architecture(name: str, **params: Any) -> "Architecture":
+def make_architecture(name: str, **params: Any) -> Architecture:
     """Instantiate a registered architecture, e.g. ``make_architecture('mlp', n_in=3)``.
 
     The architectures and their structure matrices :math:`A(x)` are those of Chapter 2.
@@ -69,8 +73,10 @@ def make_architecture(name: str, **params: Any) -> "Architecture":
     known = set(getattr(cls, "__dataclass_fields__", {}))
     unknown = sorted(set(params) - known)
     if unknown:
-        raise TypeError(f"argument `{unknown[0]}`: architecture {name!r} has no parameter "
-                        f"{unknown[0]!r}; its parameters are {sorted(known)}")
+        raise TypeError(
+            f"argument `{unknown[0]}`: architecture {name!r} has no parameter "
+            f"{unknown[0]!r}; its parameters are {sorted(known)}"
+        )
     return cls(**params)
 
 
@@ -104,9 +110,15 @@ def _reword(exc: Exception, name: str, label: str) -> Exception:
     return type(exc)(msg)
 
 
-def _tensor(name: str, label: str, value: Any, shape: tuple[int | None, ...],
-            dtype: torch.dtype | None, device: torch.device | None,
-            arch: "Architecture") -> torch.Tensor:
+def _tensor(
+    name: str,
+    label: str,
+    value: Any,
+    shape: tuple[int | None, ...],
+    dtype: torch.dtype | None,
+    device: torch.device | None,
+    arch: Architecture,
+) -> torch.Tensor:
     """One part of an input: real, of ``shape``, cast to dtype / device (finiteness is checked
     for all parts at once by :meth:`Architecture.check_input`)."""
     try:
@@ -121,22 +133,26 @@ def _tensor(name: str, label: str, value: Any, shape: tuple[int | None, ...],
     return t
 
 
-def _require_finite_parts(name: str, parts: tuple["InputPart", ...], values: list[torch.Tensor],
-                          arch: "Architecture") -> None:
+def _require_finite_parts(
+    name: str, parts: tuple[InputPart, ...], values: list[torch.Tensor], arch: Architecture
+) -> None:
     """One test for NaN / inf over every part (a part traced by torch.func is skipped); the
     message names the part."""
     plain = [(p, v) for p, v in zip(parts, values) if not _functorch_wrapped(v)]
     if not plain:
         return
-    flat = plain[0][1].reshape(-1) if len(plain) == 1 else torch.cat(
-        [v.reshape(-1) for _, v in plain])
+    flat = (
+        plain[0][1].reshape(-1) if len(plain) == 1 else torch.cat([v.reshape(-1) for _, v in plain])
+    )
     if bool(torch.isfinite(flat).all()):
         return
     for part, value in plain:
         if not bool(torch.isfinite(value).all()):
             bad = "NaN" if bool(torch.isnan(value).any()) else "inf"
-            raise ValueError(f"argument `{name}`: {part.label} of {arch.describe()}: expected "
-                             f"finite values, got {bad}")
+            raise ValueError(
+                f"argument `{name}`: {part.label} of {arch.describe()}: expected "
+                f"finite values, got {bad}"
+            )
 
 
 class Architecture:
@@ -216,15 +232,24 @@ class Architecture:
 
     def describe(self) -> str:
         """The architecture and its parameters, for messages: ``"mlp(n_in=3, ...)"``."""
-        params = ", ".join(f"{f.name}={getattr(self, f.name)!r}"
-                           for f in dataclasses.fields(self)) if dataclasses.is_dataclass(
-                               self) else ""
+        params = (
+            ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+            if dataclasses.is_dataclass(self)
+            else ""
+        )
         return f"{self.name}({params})"
 
     # --- checked arguments ---------------------------------------------------------------------
 
-    def check_input(self, x: Any, name: str = "x", *, dtype: torch.dtype | None = None,
-                    device: torch.device | None = None, batch: int | None = None) -> Any:
+    def check_input(
+        self,
+        x: Any,
+        name: str = "x",
+        *,
+        dtype: torch.dtype | None = None,
+        device: torch.device | None = None,
+        batch: int | None = None,
+    ) -> Any:
         """Validate one input (or, with ``batch``, n inputs stacked on a leading axis): real, finite
         tensors of the shapes of :meth:`input_parts`, cast to a common floating dtype and device
         (Chapter 2). Lists and NumPy arrays become tensors.
@@ -249,25 +274,44 @@ class Architecture:
         else:
             labels = ", ".join(p.label for p in parts)
             if not isinstance(x, (tuple, list)) or len(x) != len(parts):
-                got = f"{type(x).__name__} of length {len(x)}" if isinstance(
-                    x, (tuple, list)) else describe(x)
-                raise TypeError(f"argument `{name}`: expected a tuple ({labels}) for "
-                                f"{self.describe()}, got {got}")
+                got = (
+                    f"{type(x).__name__} of length {len(x)}"
+                    if isinstance(x, (tuple, list))
+                    else describe(x)
+                )
+                raise TypeError(
+                    f"argument `{name}`: expected a tuple ({labels}) for "
+                    f"{self.describe()}, got {got}"
+                )
             values = tuple(x)
         if dtype is None:
-            floats = [v.dtype for v in values if isinstance(v, torch.Tensor)
-                      and v.is_floating_point()]
-            dtype = torch.float32 if floats and all(d == torch.float32 for d in floats) \
+            floats = [
+                v.dtype for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()
+            ]
+            dtype = (
+                torch.float32
+                if floats and all(d == torch.float32 for d in floats)
                 else torch.float64
+            )
         if device is None:
-            device = next((v.device for v in values if isinstance(v, torch.Tensor)
-                           and v.device.type in DATA_DEVICES), None)
-        out = [_tensor(name, part.label, value, lead + part.shape, dtype, device, self)
-               for part, value in zip(parts, values)]
+            device = next(
+                (
+                    v.device
+                    for v in values
+                    if isinstance(v, torch.Tensor) and v.device.type in DATA_DEVICES
+                ),
+                None,
+            )
+        out = [
+            _tensor(name, part.label, value, lead + part.shape, dtype, device, self)
+            for part, value in zip(parts, values)
+        ]
         _require_finite_parts(name, parts, out, self)
         if batch == 0 and len({t.shape[0] for t in out}) > 1:
-            raise ValueError(f"argument `{name}`: expected one leading sample dimension, got "
-                             f"sizes {[t.shape[0] for t in out]}")
+            raise ValueError(
+                f"argument `{name}`: expected one leading sample dimension, got "
+                f"sizes {[t.shape[0] for t in out]}"
+            )
         return out[0] if len(parts) == 1 else tuple(out)
 
     def check_weights(self, W: Any, name: str = "W", *, stacked: bool = False) -> torch.Tensor:
@@ -290,8 +334,10 @@ class Architecture:
             W = as_tensor(name, W)
         want = "(R, p, d)" if stacked else "(p, d)"
         if W.ndim != (3 if stacked else 2) or W.shape[-2] != self.p or W.shape[-1] < 1:
-            raise ValueError(f"argument `{name}`: expected weights of shape {want} with p = "
-                             f"{self.p} for {self.describe()}, got {tuple(W.shape)}")
+            raise ValueError(
+                f"argument `{name}`: expected weights of shape {want} with p = "
+                f"{self.p} for {self.describe()}, got {tuple(W.shape)}"
+            )
         return W
 
     def _like(self, x: Any) -> tuple[torch.dtype, torch.device]:
@@ -408,8 +454,13 @@ class Architecture:
         """
         x = self.check_input(x)
         A = self._A(x)
-        return QuadraticExpansion(f0=self._f0(x).to(A), g=self._g(x).to(A), A=A,
-                                  B=self._B(x).to(A), atol=1e3 * torch.finfo(A.dtype).eps)
+        return QuadraticExpansion(
+            f0=self._f0(x).to(A),
+            g=self._g(x).to(A),
+            A=A,
+            B=self._B(x).to(A),
+            atol=1e3 * torch.finfo(A.dtype).eps,
+        )
 
     # --- many samples at once ----------------------------------------------------------------
 
@@ -451,8 +502,9 @@ class Architecture:
         xs = self.check_input(xs, "xs", dtype=W.dtype, device=W.device, batch=0)
         return self._predictor(xs)(W)
 
-    def predictor(self, xs: Any, *, dtype: torch.dtype | None = None,
-                  device: torch.device | None = None) -> Callable[[torch.Tensor], torch.Tensor]:
+    def predictor(
+        self, xs: Any, *, dtype: torch.dtype | None = None, device: torch.device | None = None
+    ) -> Callable[[torch.Tensor], torch.Tensor]:
         """W -> the module on every sample of ``xs``, with the inputs checked once: the
         predictor that :func:`nqf_mini.train_module` calls at each step (Chapter 8).
 
@@ -475,19 +527,25 @@ class Architecture:
     def _batched_forms(self, xs: Any) -> Forms:
         """Default: one sample at a time."""
         from .._modules import sample
+
         n = (xs[0] if isinstance(xs, tuple) else xs).shape[0]
         one = [sample(xs, i) for i in range(n)]
         f0 = torch.stack([self._f0(x) for x in one])
         A = torch.stack([self._A(x) for x in one])
         g = torch.stack([self._g(x) for x in one]).to(A)
         B = torch.stack([self._B(x) for x in one]).to(A)
-        return Forms(f0=f0.to(A), g=None if bool((g == 0).all()) else g, A=A,
-                     B=None if bool((B == 0).all()) else B)
+        return Forms(
+            f0=f0.to(A),
+            g=None if bool((g == 0).all()) else g,
+            A=A,
+            B=None if bool((B == 0).all()) else B,
+        )
 
     def _predictor(self, xs: Any) -> Callable[[torch.Tensor], torch.Tensor]:
         """Default: torch.func.vmap of the module over the samples (and runs), a loop where
         vmap cannot trace it."""
         from ..module_training import batched
+
         n = (xs[0] if isinstance(xs, tuple) else xs).shape[0]
         one, many = batched(self._f, xs, n), batched(self._f, xs, n, True)
         return lambda W: many(W) if W.ndim == 3 else one(W)

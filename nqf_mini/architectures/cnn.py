@@ -18,9 +18,9 @@ PADDINGS = ("valid", "circular")
 
 def _patches(x: torch.Tensor, k: int, padding: str) -> torch.Tensor:
     if padding == "circular":
-        x = torch.cat([x, x[:, : k - 1]], dim=1)              # (C_in, L + k - 1)
-    windows = x.unfold(1, k, 1)                                # (C_in, P, k)
-    return windows.permute(0, 2, 1).reshape(-1, windows.shape[1])   # (C_in * k, P)
+        x = torch.cat([x, x[:, : k - 1]], dim=1)  # (C_in, L + k - 1)
+    windows = x.unfold(1, k, 1)  # (C_in, P, k)
+    return windows.permute(0, 2, 1).reshape(-1, windows.shape[1])  # (C_in * k, P)
 
 
 def patch_matrix(x: Any, k: int, padding: str = "valid") -> torch.Tensor:
@@ -42,8 +42,9 @@ def patch_matrix(x: Any, k: int, padding: str = "valid") -> torch.Tensor:
         TypeError, ValueError: on a bad argument (the message names it).
     """
     x = as_tensor("x", x, ndim=2)
-    k = require_positive_int("k", k, maximum=x.shape[1],
-                             why=f" (the signal has length L = {x.shape[1]})")
+    k = require_positive_int(
+        "k", k, maximum=x.shape[1], why=f" (the signal has length L = {x.shape[1]})"
+    )
     return _patches(x, k, require_choice("padding", padding, PADDINGS))
 
 
@@ -92,8 +93,9 @@ class ConvNet1D(Architecture):
         require_choice("padding", self.padding, PADDINGS)
         require_choice("readout", self.readout, ("global", "per_position"))
         if self.k > self.length:
-            raise ValueError(f"argument `k`: expected a filter width <= length = {self.length}, "
-                             f"got {self.k}")
+            raise ValueError(
+                f"argument `k`: expected a filter width <= length = {self.length}, got {self.k}"
+            )
         get_activation(self.phi)
 
     @property
@@ -107,7 +109,7 @@ class ConvNet1D(Architecture):
         return self.length if self.padding == "circular" else self.length - self.k + 1
 
     @property
-    def _q(self) -> int:                                   # filter size C_in * k
+    def _q(self) -> int:  # filter size C_in * k
         return self.c_in * self.k
 
     @property
@@ -130,19 +132,19 @@ class ConvNet1D(Architecture):
         return _patches(self.check_input(x), self.k, self.padding)
 
     def _f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        U = unit_blocks(W, 0, (self._q,))                     # (d, C_in k)
+        U = unit_blocks(W, 0, (self._q,))  # (d, C_in k)
         h = self.act(U @ _patches(x, self.k, self.padding))  # (d, P)
         if self.readout == "global":
             return W[self._q] @ h.sum(dim=1)
-        return torch.sum(W[self._q:].T * h)                # a: (P, d) -> (d, P)
+        return torch.sum(W[self._q :].T * h)  # a: (P, d) -> (d, P)
 
     def _A(self, x: torch.Tensor) -> torch.Tensor:
-        Pi = _patches(x, self.k, self.padding)             # (C_in k, P)
+        Pi = _patches(x, self.k, self.padding)  # (C_in k, P)
         return self.act.phi1 * offdiag(Pi.sum(dim=1) if self.readout == "global" else Pi)
 
     def _g(self, x: torch.Tensor) -> torch.Tensor:
         out = torch.zeros(self.p, dtype=x.dtype, device=x.device)
-        out[self._q:] = self.act.phi0 * (self.n_patches if self.readout == "global" else 1.0)
+        out[self._q :] = self.act.phi0 * (self.n_patches if self.readout == "global" else 1.0)
         return out
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:

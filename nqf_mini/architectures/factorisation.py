@@ -2,8 +2,8 @@
 
 In each, a unit is one rank-one component (one column of each factor), and the module is a
 bilinear form in the unit, so :math:`f = \\mathrm{Tr}[MA]` holds exactly. For a two-factor unit
-:math:`w_i = [u_i; v_i]` a term :math:`\\sum_i u_i^\\top Z v_i` is :math:`\\sum_i w_i^\\top O(Z) w_i`,
-with :math:`O(Z) = \\tfrac12 \\begin{pmatrix}0 & Z\\\\ Z^\\top & 0\\end{pmatrix}`.
+:math:`w_i = [u_i; v_i]` a term :math:`\\sum_i u_i^\\top Z v_i` is :math:`\\sum_i w_i^\\top O(Z)
+w_i`, with :math:`O(Z) = \\tfrac12 \\begin{pmatrix}0 & Z\\\\ Z^\\top & 0\\end{pmatrix}`.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class _TwoFactors(_ExactlyQuadratic):
         return self._factors(self.check_weights(W))
 
     def _factors(self, W: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return W[: self.m], W[self.m:]
+        return W[: self.m], W[self.m :]
 
 
 @register
@@ -194,8 +194,15 @@ class MatrixCompletion(_TwoFactors):
     def input_parts(self) -> tuple[InputPart, ...]:
         return (InputPart("the index pair [a, b]", (2,)),)
 
-    def check_input(self, x: Any, name: str = "x", *, dtype: torch.dtype | None = None,
-                    device: torch.device | None = None, batch: int | None = None) -> Any:
+    def check_input(
+        self,
+        x: Any,
+        name: str = "x",
+        *,
+        dtype: torch.dtype | None = None,
+        device: torch.device | None = None,
+        batch: int | None = None,
+    ) -> Any:
         """Validate an index pair (Chapter 2): an integer tensor (or a list [a, b]) with
         0 <= a < m, 0 <= b < n; with ``batch``, n pairs (n, 2).
 
@@ -218,29 +225,39 @@ class MatrixCompletion(_TwoFactors):
             if _functorch_wrapped(x):
                 return x
             t = x
-        elif isinstance(x, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool)
-                                                  for v in x):
+        elif isinstance(x, (list, tuple)) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in x
+        ):
             t = torch.tensor(list(x), dtype=torch.int64)
         elif hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
             t = torch.as_tensor(x)
         else:
-            raise TypeError(f"argument `{name}`: expected {what} as an integer tensor, got "
-                            f"{describe(x)}")
+            raise TypeError(
+                f"argument `{name}`: expected {what} as an integer tensor, got {describe(x)}"
+            )
         if t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
             raise TypeError(f"argument `{name}`: expected {what} as integers, got dtype {t.dtype}")
         if t.device.type not in DATA_DEVICES:
-            raise ValueError(f"argument `{name}`: expected a tensor on one of the devices "
-                             f"{list(DATA_DEVICES)}, got one on {t.device}")
-        shape_ok = t.shape == (2,) if batch is None else (t.ndim == 2 and t.shape[1] == 2 and (
-            batch == 0 or t.shape[0] == batch))
+            raise ValueError(
+                f"argument `{name}`: expected a tensor on one of the devices "
+                f"{list(DATA_DEVICES)}, got one on {t.device}"
+            )
+        shape_ok = (
+            t.shape == (2,)
+            if batch is None
+            else (t.ndim == 2 and t.shape[1] == 2 and (batch == 0 or t.shape[0] == batch))
+        )
         if not shape_ok:
             want = "(2,)" if batch is None else "(n, 2)"
-            raise ValueError(f"argument `{name}`: expected {what} of shape {want}, got "
-                             f"{tuple(t.shape)}")
+            raise ValueError(
+                f"argument `{name}`: expected {what} of shape {want}, got {tuple(t.shape)}"
+            )
         rows, cols = t[..., 0], t[..., 1]
         if bool(((rows < 0) | (rows >= self.m) | (cols < 0) | (cols >= self.n)).any()):
-            raise ValueError(f"argument `{name}`: expected 0 <= a < m = {self.m} and "
-                             f"0 <= b < n = {self.n}, got {t.tolist()}")
+            raise ValueError(
+                f"argument `{name}`: expected 0 <= a < m = {self.m} and "
+                f"0 <= b < n = {self.n}, got {t.tolist()}"
+            )
         return t if device is None else t.to(device)
 
     def _like(self, x: Any) -> tuple[torch.dtype, torch.device]:
@@ -252,7 +269,7 @@ class MatrixCompletion(_TwoFactors):
 
     def _A(self, x: torch.Tensor) -> torch.Tensor:
         E = torch.zeros(self.m, self.n, dtype=torch.float64, device=x.device)
-        E[x[0], x[1]] = 1.0                                  # e_a e_b^T
+        E[x[0], x[1]] = 1.0  # e_a e_b^T
         return offdiag(E)
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:
@@ -266,8 +283,9 @@ class MatrixCompletion(_TwoFactors):
             One input of this architecture.
         """
         gen = generator(seed)
-        return torch.stack([torch.randint(self.m, (), generator=gen),
-                            torch.randint(self.n, (), generator=gen)])
+        return torch.stack(
+            [torch.randint(self.m, (), generator=gen), torch.randint(self.n, (), generator=gen)]
+        )
 
 
 @register
@@ -346,7 +364,7 @@ class DeepLinear(_ExactlyQuadratic):
         return torch.tensor(self.w3, dtype=like.dtype, device=like.device)
 
     def _f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        W1, W2 = W[: self.n_in].T, W[self.n_in:]            # (d, n_in), (n_out, d)
+        W1, W2 = W[: self.n_in].T, W[self.n_in :]  # (d, n_in), (n_out, d)
         return self._w3(W) @ (W2 @ (W1 @ x))
 
     def _A(self, x: torch.Tensor) -> torch.Tensor:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
+from collections.abc import Callable
 
 import torch
 
@@ -74,8 +75,8 @@ class TwoLayerMLP(Architecture):
         return (InputPart("the input x", (self.n_in,)),)
 
     def _f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        U, v = W[: self.n_in], W[-1]                         # (n_in, d), (d,)
-        pre = U.T @ x                                        # (d,)
+        U, v = W[: self.n_in], W[-1]  # (n_in, d), (d,)
+        pre = U.T @ x  # (d,)
         pre = pre + (W[self.n_in] if self.bias == "trainable" else self._b)
         return v @ self.act(pre)
 
@@ -92,21 +93,21 @@ class TwoLayerMLP(Architecture):
 
     def _batched_forms(self, xs: torch.Tensor) -> Forms:
         phi0, phi1, _ = phi_derivatives(self.act, self._b)
-        z = xs if self.bias != "trainable" else torch.cat(
-            [xs, xs.new_ones(xs.shape[0], 1)], dim=1)
-        A = phi1 * bt.offdiag(z[:, :, None])                       # phi'(b) O(z)
+        z = xs if self.bias != "trainable" else torch.cat([xs, xs.new_ones(xs.shape[0], 1)], dim=1)
+        A = phi1 * bt.offdiag(z[:, :, None])  # phi'(b) O(z)
         g = None
         if phi0 != 0.0:
             g = xs.new_zeros(xs.shape[0], self.p)
-            g[:, -1] = phi0                                        # phi(b) e_v
+            g[:, -1] = phi0  # phi(b) e_v
         return Forms(xs.new_zeros(xs.shape[0]), g, A, None)
 
     def _predictor(self, xs: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
         def predict(W: torch.Tensor) -> torch.Tensor:
-            pre = xs @ W[..., :self.n_in, :]                       # (..., s, d)
+            pre = xs @ W[..., : self.n_in, :]  # (..., s, d)
             trainable = self.bias == "trainable"
             pre = pre + (W[..., self.n_in, None, :] if trainable else self._b)
             return (self.act(pre) * W[..., -1, None, :]).sum(-1)
+
         return predict
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:

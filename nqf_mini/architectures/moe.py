@@ -9,7 +9,8 @@ itself, so every elementwise gate keeps ZGZ and the gate drops out of A (Chapter
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
+from collections.abc import Callable
 
 import torch
 
@@ -48,8 +49,14 @@ GATES: dict[str, Gate] = {
         Gate("linear", lambda z: z, lambda d: 0.0, lambda d: 1.0, lambda d: 0.0, None),
         Gate("tanh", torch.tanh, lambda d: 0.0, lambda d: 1.0, lambda d: 0.0, 4),
         Gate("sigmoid", torch.sigmoid, lambda d: 0.5, lambda d: 0.25, lambda d: 0.0, 4),
-        Gate("softmax", lambda z: torch.softmax(z, dim=0), lambda d: 1.0 / d, lambda d: 1.0 / d,
-             lambda d: -1.0 / d**2, 3),
+        Gate(
+            "softmax",
+            lambda z: torch.softmax(z, dim=0),
+            lambda d: 1.0 / d,
+            lambda d: 1.0 / d,
+            lambda d: -1.0 / d**2,
+            3,
+        ),
     ]
 }
 EXPERTS = ("linear", "neuron")  # v_i^T x, or a_i tanh(b_i^T x)
@@ -83,22 +90,28 @@ class MixtureOfExperts(Architecture):
     """
 
     name: ClassVar[str] = "moe"
-    unit: ClassVar[str] = ("one expert with its gate: gate weights r_i and expert weights "
-                           "(v_i, or b_i and a_i for a neuron expert)")
+    unit: ClassVar[str] = (
+        "one expert with its gate: gate weights r_i and expert weights "
+        "(v_i, or b_i and a_i for a neuron expert)"
+    )
     n_in: int = 3
     gate: str = "linear"
     n_experts: int = 3
     expert: str = "linear"
 
     def __post_init__(self) -> None:
-        self._normalise(n_in=require_positive_int("n_in", self.n_in),
-                        n_experts=require_positive_int("n_experts", self.n_experts, minimum=2))
+        self._normalise(
+            n_in=require_positive_int("n_in", self.n_in),
+            n_experts=require_positive_int("n_experts", self.n_experts, minimum=2),
+        )
         require_choice("gate", self.gate, list(GATES))
         require_choice("expert", self.expert, EXPERTS)
         if self.expert == "neuron" and self.gate == "softmax":
-            raise ValueError("argument `gate`: expected 'linear', 'tanh' or 'sigmoid' with "
-                             "expert='neuron', got 'softmax' (its normalisation couples the "
-                             "experts and breaks ZGZ beyond second order)")
+            raise ValueError(
+                "argument `gate`: expected 'linear', 'tanh' or 'sigmoid' with "
+                "expert='neuron', got 'softmax' (its normalisation couples the "
+                "experts and breaks ZGZ beyond second order)"
+            )
 
     @property
     def _gate(self) -> Gate:
@@ -130,22 +143,22 @@ class MixtureOfExperts(Architecture):
 
     def _experts(self, W: torch.Tensor, xs: torch.Tensor) -> torch.Tensor:
         """e_i(x) on samples xs (s, n_in) for W (p, d) or stacked (R, p, d): (..., s, d)."""
-        if self._neuron:                                    # a_i tanh(b_i^T x)
-            hidden = torch.tanh(xs @ W[..., self.n_in:2 * self.n_in, :])
+        if self._neuron:  # a_i tanh(b_i^T x)
+            hidden = torch.tanh(xs @ W[..., self.n_in : 2 * self.n_in, :])
             return hidden * W[..., -1:, :]
-        return xs @ W[..., self.n_in:, :]                   # v_i^T x
+        return xs @ W[..., self.n_in :, :]  # v_i^T x
 
     def _f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        gates = self._gate.fn(W[: self.n_in].T @ x)        # gamma(R^T x), (d,)
+        gates = self._gate.fn(W[: self.n_in].T @ x)  # gamma(R^T x), (d,)
         return gates @ self._experts(W, x[None])[0]
 
     def _Oxx(self, x: torch.Tensor) -> torch.Tensor:
-        return offdiag(torch.outer(x, x))                   # (2 n_in, 2 n_in)
+        return offdiag(torch.outer(x, x))  # (2 n_in, 2 n_in)
 
     def _A(self, x: torch.Tensor) -> torch.Tensor:
-        if self._neuron:                                    # gamma(0) O(x) on (b, a)
+        if self._neuron:  # gamma(0) O(x) on (b, a)
             A = x.new_zeros(self.p, self.p)
-            A[self.n_in:, self.n_in:] = self._gate.value(self.n_experts) * offdiag(x)
+            A[self.n_in :, self.n_in :] = self._gate.value(self.n_experts) * offdiag(x)
             return A
         return self._gate.a(self.n_experts) * self._Oxx(x)
 
@@ -161,23 +174,27 @@ class MixtureOfExperts(Architecture):
 
     def _batched_forms(self, xs: torch.Tensor) -> Forms:
         gate, d = self._gate, self.n_experts
-        if self._neuron:                                    # gamma(0) O(x) on (b, a)
+        if self._neuron:  # gamma(0) O(x) on (b, a)
             A = xs.new_zeros(xs.shape[0], self.p, self.p)
-            A[:, self.n_in:, self.n_in:] = gate.value(d) * bt.offdiag(xs[:, :, None])
+            A[:, self.n_in :, self.n_in :] = gate.value(d) * bt.offdiag(xs[:, :, None])
             return Forms(xs.new_zeros(xs.shape[0]), None, A, None)
-        Oxx = bt.offdiag(torch.einsum("sa,sb->sab", xs, xs))      # O(x x^T)
-        g = None if gate.value(d) == 0.0 else torch.cat(
-            [torch.zeros_like(xs), gate.value(d) * xs], dim=1)
+        Oxx = bt.offdiag(torch.einsum("sa,sb->sab", xs, xs))  # O(x x^T)
+        g = (
+            None
+            if gate.value(d) == 0.0
+            else torch.cat([torch.zeros_like(xs), gate.value(d) * xs], dim=1)
+        )
         B = None if gate.b(d) == 0.0 else gate.b(d) * Oxx
         return Forms(xs.new_zeros(xs.shape[0]), g, gate.a(d) * Oxx, B)
 
     def _predictor(self, xs: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
-        if self.gate == "softmax":                        # couples the experts: vmap
+        if self.gate == "softmax":  # couples the experts: vmap
             return super()._predictor(xs)
 
         def predict(W: torch.Tensor) -> torch.Tensor:
-            gates = self._gate.fn(xs @ W[..., :self.n_in, :])      # (..., s, d)
+            gates = self._gate.fn(xs @ W[..., : self.n_in, :])  # (..., s, d)
             return (gates * self._experts(W, xs)).sum(-1)
+
         return predict
 
     def sample_input(self, seed: int = 0) -> torch.Tensor:

@@ -114,8 +114,7 @@ class Slider:
             raise ValueError(f"{where}: values must be finite")
         if not np.all(np.diff(grid) > 0):
             raise ValueError(f"{where}: values must be strictly increasing")
-        integers = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                       for v in raw)
+        integers = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in raw)
         values = tuple(int(v) for v in raw) if integers else tuple(grid.tolist())
         object.__setattr__(self, "values", values)
         if self.default is None:
@@ -124,8 +123,7 @@ class Slider:
             try:
                 index = self.index(self.default)
             except (TypeError, ValueError) as err:
-                raise ValueError(f"{where}: default {self.default!r} is not one of "
-                                 "values") from err
+                raise ValueError(f"{where}: default {self.default!r} is not one of values") from err
             object.__setattr__(self, "default", values[index])
         if not isinstance(self.label, str):
             raise TypeError(f"{where}: label must be a string")
@@ -134,8 +132,7 @@ class Slider:
         try:
             self.fmt.format(values[0])
         except (ValueError, IndexError, KeyError) as err:
-            raise ValueError(f"{where}: fmt {self.fmt!r} cannot format a number"
-                             ) from err
+            raise ValueError(f"{where}: fmt {self.fmt!r} cannot format a number") from err
 
     @property
     def labels(self) -> list[str]:
@@ -172,8 +169,7 @@ class Choice:
     def __post_init__(self) -> None:
         _check_name(self.name)
         where = f"Choice {self.name!r}"
-        if isinstance(self.options, str) or not all(isinstance(o, str)
-                                                    for o in self.options):
+        if isinstance(self.options, str) or not all(isinstance(o, str) for o in self.options):
             raise TypeError(f"{where}: options must be a sequence of strings")
         options = tuple(self.options)
         if len(options) < 2:
@@ -206,8 +202,7 @@ class Choice:
     def index(self, value: Any) -> int:
         """Position of ``value`` among the options; another value raises ValueError."""
         if value not in self.options:
-            raise ValueError(f"{self.name}={value!r} is not one of "
-                             f"{list(self.options)}")
+            raise ValueError(f"{self.name}={value!r} is not one of {list(self.options)}")
         return list(self.options).index(value)
 
 
@@ -216,8 +211,9 @@ Control = Slider | Choice
 
 def _check_name(name: object) -> None:
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError("name: a control's name must be a Python identifier (a "
-                         f"keyword of draw), got {name!r}")
+        raise ValueError(
+            f"name: a control's name must be a Python identifier (a keyword of draw), got {name!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -235,8 +231,8 @@ class Explorer:
     draw: Callable[..., None] = field(repr=False)
     controls: tuple[Control, ...]
     caption: str
-    frames: tuple[bytes, ...] = field(repr=False)   # the distinct PNGs
-    index: tuple[int, ...] = field(repr=False)      # grid point (row-major) -> frame
+    frames: tuple[bytes, ...] = field(repr=False)  # the distinct PNGs
+    index: tuple[int, ...] = field(repr=False)  # grid point (row-major) -> frame
     figsize: tuple[float, float] = (6.4, 4.0)
     dpi: int = 80
     alt: str = ""
@@ -285,14 +281,17 @@ class Explorer:
     def _check_names(self, values: dict[str, Any]) -> None:
         unknown = set(values) - {c.name for c in self.controls}
         if unknown:
-            raise ValueError(f"unknown control(s) {sorted(unknown)}; the controls are "
-                             f"{[c.name for c in self.controls]}")
+            raise ValueError(
+                f"unknown control(s) {sorted(unknown)}; the controls are "
+                f"{[c.name for c in self.controls]}"
+            )
 
     def frame(self, **values: Any) -> bytes:
         """The precomputed PNG for ``values`` (on the grid; an omitted one: default)."""
         self._check_names(values)
-        indices = [c.index(values[c.name]) if c.name in values else c.default_index
-                   for c in self.controls]
+        indices = [
+            c.index(values[c.name]) if c.name in values else c.default_index for c in self.controls
+        ]
         return self.frames[self.index[self._flat(indices)]]
 
     def figure(self, **values: Any) -> Figure:
@@ -302,8 +301,9 @@ class Explorer:
         self._check_names(values)
         kwargs = {c.name: c.default for c in self.controls}
         kwargs.update(values)
-        return _draw_figure(self.draw, self.figsize, kwargs,
-                            None if self.layout is None else list(self.layout))
+        return _draw_figure(
+            self.draw, self.figsize, kwargs, None if self.layout is None else list(self.layout)
+        )
 
     def widget(self) -> Any:
         """The live view (an ipywidgets box), made on first use: what a kernel shows."""
@@ -313,13 +313,12 @@ class Explorer:
             self._views.append(LiveView(self))
         return self._views[0]
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
-                          ) -> dict[str, Any] | None:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any] | None:
         if not self.live:
             return None
         try:
             view = self.widget()
-        except ImportError:       # ipywidgets removed since: the static HTML
+        except ImportError:  # ipywidgets removed since: the static HTML
             return None
         return {**view.mimebundle(), "text/plain": repr(self)}
 
@@ -328,11 +327,14 @@ class Explorer:
 
     def __repr__(self) -> str:
         grid = " x ".join(f"{c.name} ({len(c.values)})" for c in self.controls)
-        drawn = (f"{len(self.frames)} distinct frames" if self.complete
-                 else "the default frame drawn")
+        drawn = (
+            f"{len(self.frames)} distinct frames" if self.complete else "the default frame drawn"
+        )
         live = ", live in this kernel" if self.live else ""
-        return (f"Explorer over {grid}: {len(self.index)} grid points, {drawn}, "
-                f"{self.nbytes / 1e3:.0f} kB{live}. {self.caption}")
+        return (
+            f"Explorer over {grid}: {len(self.index)} grid points, {drawn}, "
+            f"{self.nbytes / 1e3:.0f} kB{live}. {self.caption}"
+        )
 
     def _repr_html_(self) -> str:
         return _html(self)
@@ -341,16 +343,21 @@ class Explorer:
 # --- drawing the frames --------------------------------------------------------------
 
 
-def _draw_figure(draw: Callable[..., None], figsize: tuple[float, float],
-                 values: dict[str, Any], boxes: list[Bbox] | None = None) -> Figure:
+def _draw_figure(
+    draw: Callable[..., None],
+    figsize: tuple[float, float],
+    values: dict[str, Any],
+    boxes: list[Bbox] | None = None,
+) -> Figure:
     """A new figure with ``draw``'s content, laid out by constrained layout; or, when
     ``boxes`` match its axes, with the axes placed there (no layout pass)."""
     with mpl.rc_context(STYLE):
         fig = Figure(figsize=figsize, layout="constrained")
         draw(fig, **values)
     if not fig.axes:
-        raise ValueError(f"draw: it drew no axes for {values}; it must draw into the "
-                         "figure it is given")
+        raise ValueError(
+            f"draw: it drew no axes for {values}; it must draw into the figure it is given"
+        )
     if boxes is not None and len(boxes) == len(fig.axes):
         fig.set_layout_engine("none")
         for ax, box in zip(fig.axes, boxes, strict=True):
@@ -377,7 +384,7 @@ def _common_layout(figures: list[Figure]) -> list[Bbox] | None:
     for boxes in zip(*layouts, strict=True):
         x0, y0 = max(b.x0 for b in boxes), max(b.y0 for b in boxes)
         x1, y1 = min(b.x1 for b in boxes), min(b.y1 for b in boxes)
-        if x1 - x0 < 0.02 or y1 - y0 < 0.02:      # no common box: lay out each frame
+        if x1 - x0 < 0.02 or y1 - y0 < 0.02:  # no common box: lay out each frame
             return None
         common.append(Bbox.from_extents(x0, y0, x1, y1))
     return common
@@ -399,44 +406,51 @@ def _png(fig: Figure, dpi: int, colors: int) -> bytes:
     with mpl.rc_context(STYLE):
         fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
-    palette = image.quantize(colors=colors, method=Image.Quantize.MEDIANCUT,
-                             dither=Image.Dither.NONE)
+    palette = image.quantize(
+        colors=colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+    )
     out = io.BytesIO()
     palette.save(out, format="PNG", optimize=True)
     return out.getvalue()
 
 
-def _check_arguments(draw: object, controls: tuple[object, ...], caption: object,
-                     alt: object, figsize: object, dpi: object,
-                     colors: object) -> tuple[float, float]:
+def _check_arguments(
+    draw: object,
+    controls: tuple[object, ...],
+    caption: object,
+    alt: object,
+    figsize: object,
+    dpi: object,
+    colors: object,
+) -> tuple[float, float]:
     if not callable(draw):
-        raise TypeError("draw must be a function draw(fig, **values), got "
-                        f"{type(draw).__name__}")
+        raise TypeError(f"draw must be a function draw(fig, **values), got {type(draw).__name__}")
     if not 1 <= len(controls) <= MAX_CONTROLS:
-        raise ValueError(f"controls: give 1 to {MAX_CONTROLS} Slider or Choice, "
-                         f"got {len(controls)}")
+        raise ValueError(
+            f"controls: give 1 to {MAX_CONTROLS} Slider or Choice, got {len(controls)}"
+        )
     for c in controls:
         if not isinstance(c, (Slider, Choice)):
-            raise TypeError("controls must be Slider or Choice, got "
-                            f"{type(c).__name__}")
+            raise TypeError(f"controls must be Slider or Choice, got {type(c).__name__}")
     checked = [c for c in controls if isinstance(c, (Slider, Choice))]
     names = [c.name for c in checked]
     if len(set(names)) != len(names):
         raise ValueError(f"controls: names must be distinct, got {names}")
     points = math.prod(len(c.values) for c in checked)
     if points > MAX_FRAMES:
-        raise ValueError(f"controls: the grid has {points} points, more than "
-                         f"{MAX_FRAMES}; use fewer values")
+        raise ValueError(
+            f"controls: the grid has {points} points, more than {MAX_FRAMES}; use fewer values"
+        )
     if not isinstance(caption, str) or not caption.strip():
-        raise ValueError("caption must say what to look for as the controls move "
-                         "(a non-empty string)")
+        raise ValueError(
+            "caption must say what to look for as the controls move (a non-empty string)"
+        )
     if not isinstance(alt, str):
         raise TypeError(f"alt must be a string, got {type(alt).__name__}")
     try:
         width, height = (float(v) for v in figsize)  # type: ignore[attr-defined]
     except (TypeError, ValueError) as err:
-        raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}"
-                         ) from err
+        raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}") from err
     if not (math.isfinite(width) and math.isfinite(height)) or min(width, height) <= 0:
         raise ValueError(f"figsize must be two positive numbers, got {figsize!r}")
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 20 <= dpi <= 300:
@@ -449,8 +463,7 @@ def _check_arguments(draw: object, controls: tuple[object, ...], caption: object
 def _mode() -> str:
     mode = os.environ.get(FRAMES_ENV_VAR, "").strip().lower()
     if mode not in FRAMES_MODES:
-        raise ValueError(f"{FRAMES_ENV_VAR}: expected 'all', 'default' or unset, got "
-                         f"{mode!r}")
+        raise ValueError(f"{FRAMES_ENV_VAR}: expected 'all', 'default' or unset, got {mode!r}")
     return mode
 
 
@@ -468,9 +481,15 @@ def _kernel_with_widgets() -> bool:
     return True
 
 
-def explorer(draw: Callable[..., None], *controls: Control, caption: str,
-             figsize: tuple[float, float] = (6.4, 4.0), dpi: int = 80, colors: int = 32,
-             alt: str = "") -> Explorer:
+def explorer(
+    draw: Callable[..., None],
+    *controls: Control,
+    caption: str,
+    figsize: tuple[float, float] = (6.4, 4.0),
+    dpi: int = 80,
+    colors: int = 32,
+    alt: str = "",
+) -> Explorer:
     """Precompute ``draw`` over the grid of ``controls``; return an explorer to display.
 
     ``draw(fig, **values)`` draws into a fresh figure of ``figsize`` inches, once per
@@ -516,10 +535,20 @@ def explorer(draw: Callable[..., None], *controls: Control, caption: str,
                 frames.append(png)
             index.append(seen[png])
         seconds = (time.process_time() - start) / len(grid)
-    return Explorer(draw=draw, controls=tuple(controls), caption=caption.strip(),
-                    frames=tuple(frames), index=tuple(index), figsize=size, dpi=dpi,
-                    alt=alt.strip(), complete=complete, live=live,
-                    layout=None if boxes is None else tuple(boxes), seconds=seconds)
+    return Explorer(
+        draw=draw,
+        controls=tuple(controls),
+        caption=caption.strip(),
+        frames=tuple(frames),
+        index=tuple(index),
+        figsize=size,
+        dpi=dpi,
+        alt=alt.strip(),
+        complete=complete,
+        live=live,
+        layout=None if boxes is None else tuple(boxes),
+        seconds=seconds,
+    )
 
 
 # --- the HTML output (nqf_mini.course.explorer_page) ---------------------------------
@@ -532,12 +561,26 @@ def _meta(ex: Explorer) -> dict[str, Any]:
     controls = []
     for c in ex.controls:
         label = c.label or c.name
-        controls.append({"name": c.name, "label": label, "spoken": explorer_page.spoken(label),
-                         "kind": "slider" if isinstance(c, Slider) else "menu",
-                         "labels": c.labels, "default": c.default_index})
-    return {"version": explorer_page.VERSION, "id": ex.html_id,
-            "alt": ex.alt or "The figure", "caption": ex.caption, "width": width,
-            "height": height, "complete": ex.complete, "controls": controls}
+        controls.append(
+            {
+                "name": c.name,
+                "label": label,
+                "spoken": explorer_page.spoken(label),
+                "kind": "slider" if isinstance(c, Slider) else "menu",
+                "labels": c.labels,
+                "default": c.default_index,
+            }
+        )
+    return {
+        "version": explorer_page.VERSION,
+        "id": ex.html_id,
+        "alt": ex.alt or "The figure",
+        "caption": ex.caption,
+        "width": width,
+        "height": height,
+        "complete": ex.complete,
+        "controls": controls,
+    }
 
 
 def _html(ex: Explorer) -> str:
@@ -545,8 +588,10 @@ def _html(ex: Explorer) -> str:
     data = {
         "index": list(ex.index),
         # The default frame is in the <img> already; the script takes it from there.
-        "frames": [None if f == default else base64.b64encode(png).decode()
-                   for f, png in enumerate(ex.frames)],
+        "frames": [
+            None if f == default else base64.b64encode(png).decode()
+            for f, png in enumerate(ex.frames)
+        ],
     }
     first = base64.b64encode(ex.frames[default]).decode()
     return explorer_page.render(_meta(ex), first, data)

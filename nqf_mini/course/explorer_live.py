@@ -83,7 +83,7 @@ def draw_value(control: Slider | Choice, value: Any) -> Any:
     if _integers(control):
         return int(round(float(value)))
     decimals = max(0, -math.floor(math.log10(slider_step(control)) + 1e-9))
-    return round(float(value), decimals) + 0.0           # no "-0.0"
+    return round(float(value), decimals) + 0.0  # no "-0.0"
 
 
 def _shown(control: Slider, value: Any) -> str:
@@ -108,20 +108,24 @@ def _widget(widgets: Any, control: Slider | Choice, follow: bool) -> tuple[Any, 
     label = control.label or control.name
     common = {"description": label, "style": {"description_width": "initial"}}
     if isinstance(control, Choice):
-        return widgets.Dropdown(options=list(control.options), value=control.default,
-                                **common), None
+        return widgets.Dropdown(
+            options=list(control.options), value=control.default, **common
+        ), None
     lo, hi = control.values[0], control.values[-1]
-    options = dict(common, readout=False, continuous_update=follow,
-                   layout=widgets.Layout(width="24em"))
+    options = dict(
+        common, readout=False, continuous_update=follow, layout=widgets.Layout(width="24em")
+    )
     if _geometric(control):
         low, high = math.log10(lo), math.log10(hi)
-        slider = widgets.FloatLogSlider(value=control.default, base=10, min=low, max=high,
-                                        step=(high - low) / 200, **options)
+        slider = widgets.FloatLogSlider(
+            value=control.default, base=10, min=low, max=high, step=(high - low) / 200, **options
+        )
     elif _integers(control):
         slider = widgets.IntSlider(value=control.default, min=lo, max=hi, step=1, **options)
     else:
-        slider = widgets.FloatSlider(value=control.default, min=lo, max=hi,
-                                     step=slider_step(control), **options)
+        slider = widgets.FloatSlider(
+            value=control.default, min=lo, max=hi, step=slider_step(control), **options
+        )
     return slider, widgets.Label(value=_shown(control, control.default))
 
 
@@ -141,28 +145,44 @@ class LiveView:
         self.inputs = [_widget(widgets, c, self.follows) for c in explorer.controls]
         self.values = {c.name: c.default for c in explorer.controls}
         self.seconds: list[float] = []
-        self.image = widgets.Image(value=explorer._repr_png_(), format="png",
-                                   layout=widgets.Layout(max_width="100%", height="auto"))
+        self.image = widgets.Image(
+            value=explorer._repr_png_(),
+            format="png",
+            layout=widgets.Layout(max_width="100%", height="auto"),
+        )
         self.status = widgets.HTML(value=self._pace(explorer.seconds))
-        rows = [widgets.HBox([w] + ([readout] if readout is not None else []))
-                for w, readout in self.inputs]
+        rows = [
+            widgets.HBox([w] + ([readout] if readout is not None else []))
+            for w, readout in self.inputs
+        ]
         caption = widgets.HTML(value=self._note(explorer.caption))
-        self.box = widgets.VBox([widgets.HBox(rows, layout=widgets.Layout(flex_flow="row wrap")),
-                                 self.image, caption, self.status])
+        self.box = widgets.VBox(
+            [
+                widgets.HBox(rows, layout=widgets.Layout(flex_flow="row wrap")),
+                self.image,
+                caption,
+                self.status,
+            ]
+        )
         for w, _ in self.inputs:
             w.observe(self._redraw, names="value")
 
     @staticmethod
     def _note(text: str, color: str = "inherit") -> str:
-        return (f'<p style="font-size:0.9em;margin:0.2em 0;color:{color}">'
-                f"{html.escape(text)}</p>" if text else "")
+        return (
+            f'<p style="font-size:0.9em;margin:0.2em 0;color:{color}">{html.escape(text)}</p>'
+            if text
+            else ""
+        )
 
     def _pace(self, seconds: float) -> str:
         """The status line: empty while the figure follows the slider."""
         if self.follows:
             return ""
-        return self._note("The figure redraws when you release a slider (it takes about "
-                          f"{max(seconds, 0.1):.1f} s to draw).")
+        return self._note(
+            "The figure redraws when you release a slider (it takes about "
+            f"{max(seconds, 0.1):.1f} s to draw)."
+        )
 
     def _adapt(self) -> None:
         """Follow the slider, or redraw on release, by the last three redraws' CPU time."""
@@ -177,8 +197,10 @@ class LiveView:
 
     def current(self) -> dict[str, Any]:
         """The values ``draw`` gets for the widgets' present state."""
-        return {c.name: draw_value(c, w.value)
-                for c, (w, _) in zip(self.explorer.controls, self.inputs, strict=True)}
+        return {
+            c.name: draw_value(c, w.value)
+            for c, (w, _) in zip(self.explorer.controls, self.inputs, strict=True)
+        }
 
     def _redraw(self, change: Any = None) -> None:
         values = self.current()
@@ -194,7 +216,8 @@ class LiveView:
         except Exception as err:  # shown to the reader, who moved the control
             shown = ", ".join(f"{k} = {v}" for k, v in values.items())
             self.status.value = self._note(
-                f"No figure for {shown}: {type(err).__name__}: {err}", color="#b00020")
+                f"No figure for {shown}: {type(err).__name__}: {err}", color="#b00020"
+            )
             return
         finally:
             self.seconds.append(time.process_time() - start)
@@ -202,5 +225,6 @@ class LiveView:
 
     def mimebundle(self) -> dict[str, Any]:
         """The output that shows the widget (ipywidgets 7 and 8 write the same)."""
-        return {WIDGET_VIEW: {"version_major": 2, "version_minor": 0,
-                              "model_id": self.box.model_id}}
+        return {
+            WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.box.model_id}
+        }

@@ -46,13 +46,21 @@ VERSION = 2
 #: The global object the book's frame files add themselves to.
 FRAMES_GLOBAL = "nqfExplorerFrames"
 
-_GREEK = dict(zip("αβγδεζηθικλμνξπρστυφχψωΓΔΘΛΞΠΣΦΨΩ", (
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma "
-    "tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega"
-).split(), strict=True))
+_GREEK = dict(
+    zip(
+        "αβγδεζηθικλμνξπρστυφχψωΓΔΘΛΞΠΣΦΨΩ",
+        (
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma "
+            "tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega"
+        ).split(),
+        strict=True,
+    )
+)
 #: Visually hidden, still read by screen readers.
-_SR_ONLY = ("position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;"
-            "clip:rect(0 0 0 0);white-space:nowrap;border:0")
+_SR_ONLY = (
+    "position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;"
+    "clip:rect(0 0 0 0);white-space:nowrap;border:0"
+)
 
 
 def spoken(text: str) -> str:
@@ -71,8 +79,10 @@ def _spoken_value(text: str) -> str:
 
 
 def _state(meta: dict[str, Any], indices: list[int]) -> str:
-    return ", ".join(f"{c['spoken']} = {_spoken_value(c['labels'][i])}"
-                     for c, i in zip(meta["controls"], indices, strict=True))
+    return ", ".join(
+        f"{c['spoken']} = {_spoken_value(c['labels'][i])}"
+        for c, i in zip(meta["controls"], indices, strict=True)
+    )
 
 
 def _json_for_script(value: Any) -> str:
@@ -163,37 +173,53 @@ _SCRIPT = r"""(function () {
 
 def _control_html(k: int, control: dict[str, Any]) -> str:
     label, name = html.escape(control["label"]), html.escape(control["name"])
-    aria = (f' aria-label="{html.escape(control["spoken"])}"'
-            if control["spoken"] != control["label"] else "")
+    aria = (
+        f' aria-label="{html.escape(control["spoken"])}"'
+        if control["spoken"] != control["label"]
+        else ""
+    )
     i, labels = control["default"], control["labels"]
-    wrap = ('class="nqf-explorer-control" style="display:inline-block;margin:0 1.5em 0.3em 0;'
-            f'font-size:0.9em;line-height:{TARGET_PX}px"')
+    wrap = (
+        'class="nqf-explorer-control" style="display:inline-block;margin:0 1.5em 0.3em 0;'
+        f'font-size:0.9em;line-height:{TARGET_PX}px"'
+    )
     if control["kind"] == "slider":
-        return (f"<label {wrap}>{label} "
-                f'<input type="range" min="0" max="{len(labels) - 1}" step="1" value="{i}" '
-                f'data-nqf-control="{name}"{aria} '
-                f'aria-valuetext="{html.escape(_spoken_value(labels[i]))}" '
-                f'style="vertical-align:middle;width:12em;height:{TARGET_PX}px;margin:0 0.3em"> '
-                f'<output data-nqf-for="{k}" aria-hidden="true">{html.escape(labels[i])}'
-                "</output></label>")
-    options = "".join(f'<option value="{j}"{" selected" if j == i else ""}>'
-                      f"{html.escape(option)}</option>" for j, option in enumerate(labels))
-    return (f'<label {wrap}>{label} <select data-nqf-control="{name}"{aria} '
-            f'style="min-height:{TARGET_PX}px;font-size:inherit;vertical-align:middle">'
-            f"{options}</select></label>")
+        return (
+            f"<label {wrap}>{label} "
+            f'<input type="range" min="0" max="{len(labels) - 1}" step="1" value="{i}" '
+            f'data-nqf-control="{name}"{aria} '
+            f'aria-valuetext="{html.escape(_spoken_value(labels[i]))}" '
+            f'style="vertical-align:middle;width:12em;height:{TARGET_PX}px;margin:0 0.3em"> '
+            f'<output data-nqf-for="{k}" aria-hidden="true">{html.escape(labels[i])}'
+            "</output></label>"
+        )
+    options = "".join(
+        f'<option value="{j}"{" selected" if j == i else ""}>{html.escape(option)}</option>'
+        for j, option in enumerate(labels)
+    )
+    return (
+        f'<label {wrap}>{label} <select data-nqf-control="{name}"{aria} '
+        f'style="min-height:{TARGET_PX}px;font-size:inherit;vertical-align:middle">'
+        f"{options}</select></label>"
+    )
 
 
 def _hint(meta: dict[str, Any], indices: list[int]) -> str:
     shown = f"The figure shows {_state(meta, indices)}."
     if meta["complete"]:
-        return ("The controls of this explorer need scripts: run this cell, or trust the "
-                "notebook (JupyterLab: File \u2192 Trust Notebook). " + shown)
-    return ("The controls of this explorer appear when this cell runs in a notebook with a "
-            "kernel. " + shown)
+        return (
+            "The controls of this explorer need scripts: run this cell, or trust the "
+            "notebook (JupyterLab: File \u2192 Trust Notebook). " + shown
+        )
+    return (
+        "The controls of this explorer appear when this cell runs in a notebook with a "
+        "kernel. " + shown
+    )
 
 
-def render(meta: dict[str, Any], first: str, data: dict[str, Any] | None,
-           frames_url: str | None = None) -> str:
+def render(
+    meta: dict[str, Any], first: str, data: dict[str, Any] | None, frames_url: str | None = None
+) -> str:
     """The explorer's HTML: ``meta`` (what :func:`parse` returns as its first item), the
     default frame ``first`` (base64 PNG), and the other frames, inline (``data``) or in
     the script file at ``frames_url`` (:func:`frames_script`)."""
@@ -205,9 +231,11 @@ def render(meta: dict[str, Any], first: str, data: dict[str, Any] | None,
         point = point * n + i
     width, height = meta["width"], meta["height"]
     interactive = meta["complete"] and (data is not None or frames_url is not None)
-    parts = [f'<div class="nqf-explorer" id="{ident}"'
-             + (f' data-nqf-frames="{html.escape(frames_url)}"' if frames_url else "")
-             + ' style="margin:0.5em 0">']
+    parts = [
+        f'<div class="nqf-explorer" id="{ident}"'
+        + (f' data-nqf-frames="{html.escape(frames_url)}"' if frames_url else "")
+        + ' style="margin:0.5em 0">'
+    ]
     if interactive:
         names = ", ".join(c["spoken"] for c in meta["controls"])
         parts.append(
@@ -219,7 +247,8 @@ def render(meta: dict[str, Any], first: str, data: dict[str, Any] | None,
             + "</div>"
             '<p class="nqf-explorer-cue" aria-hidden="true" style="display:none;'
             'font-size:0.85em;margin:0 0 0.2em">\u27f7 The figure is wider than the '
-            "screen: scroll it sideways.</p>")
+            "screen: scroll it sideways.</p>"
+        )
     parts.append(
         '<div class="nqf-explorer-view" style="overflow-x:auto;max-width:100%">'
         f'<img class="nqf-explorer-frame" src="data:image/png;base64,{first}" '
@@ -233,11 +262,14 @@ def render(meta: dict[str, Any], first: str, data: dict[str, Any] | None,
         '<p class="nqf-explorer-hint" style="font-size:0.85em;font-style:italic">'
         f"{html.escape(_hint(meta, indices))}</p>"
         '<script type="application/json" class="nqf-explorer-meta">'
-        f"{_json_for_script(meta)}</script>")
+        f"{_json_for_script(meta)}</script>"
+    )
     if interactive:
         if frames_url is None:
-            parts.append('<script type="application/json" class="nqf-explorer-data">'
-                         f"{_json_for_script(data)}</script>")
+            parts.append(
+                '<script type="application/json" class="nqf-explorer-data">'
+                f"{_json_for_script(data)}</script>"
+            )
         script = _SCRIPT % {"id": _json_for_script(ident), "frames": FRAMES_GLOBAL}
         parts.append(f"<script>{script}</script>")
     parts.append("</div>")
@@ -247,8 +279,10 @@ def render(meta: dict[str, Any], first: str, data: dict[str, Any] | None,
 def frames_script(meta: dict[str, Any], data: dict[str, Any]) -> str:
     """The script file that holds an explorer's frames outside the page (the book's):
     it adds them to ``window.nqfExplorerFrames`` under the explorer's id."""
-    return (f"(window.{FRAMES_GLOBAL} = window.{FRAMES_GLOBAL} || {{}})"
-            f"[{json.dumps(meta['id'])}] = {_json_for_script(data)};\n")
+    return (
+        f"(window.{FRAMES_GLOBAL} = window.{FRAMES_GLOBAL} || {{}})"
+        f"[{json.dumps(meta['id'])}] = {_json_for_script(data)};\n"
+    )
 
 
 # --- reading -------------------------------------------------------------------------
@@ -306,16 +340,19 @@ def parse(stored: str) -> tuple[dict[str, Any], str, dict[str, Any] | None]:
     found.close()
     src = found.image.get("src") or ""
     if not found.root or not src.startswith("data:image/png;base64,"):
-        raise ValueError("stored: not the HTML output of an explorer (no nqf-explorer "
-                         "element with a frame)")
+        raise ValueError(
+            "stored: not the HTML output of an explorer (no nqf-explorer element with a frame)"
+        )
     first = src.split(",", 1)[1]
     data_text = found.scripts.get("nqf-explorer-data")
     data = json.loads(data_text) if data_text else None
     if "nqf-explorer-meta" in found.scripts:
         meta = json.loads(found.scripts["nqf-explorer-meta"])
         if meta.get("version") != VERSION:
-            raise ValueError(f"stored: explorer data of version {meta.get('version')!r}, "
-                             f"this package reads {VERSION} and 1")
+            raise ValueError(
+                f"stored: explorer data of version {meta.get('version')!r}, "
+                f"this package reads {VERSION} and 1"
+            )
         return meta, first, data
     if data is None:
         raise ValueError("stored: an explorer output without its frame data")
@@ -329,16 +366,29 @@ def parse(stored: str) -> tuple[dict[str, Any], str, dict[str, Any] | None]:
         point //= n
     caption = found.caption.strip()
     width, height = _png_size(first)
-    controls = [{"name": c.get("data-nqf-control") or "", "label": label,
-                 "spoken": spoken(label), "kind": "slider" if c["tag"] == "input" else "menu",
-                 "labels": labels, "default": i}
-                for c, label, labels, i in zip(found.controls, data["names"], data["labels"],
-                                               defaults, strict=True)]
-    meta = {"version": VERSION, "id": found.root.get("id") or "nqf-explorer",
-            "alt": "The figure" if data.get("alt", caption) == caption else data["alt"],
-            "caption": caption, "width": width, "height": height,
-            "complete": True,  # the first version stored every frame
-            "controls": controls}
+    controls = [
+        {
+            "name": c.get("data-nqf-control") or "",
+            "label": label,
+            "spoken": spoken(label),
+            "kind": "slider" if c["tag"] == "input" else "menu",
+            "labels": labels,
+            "default": i,
+        }
+        for c, label, labels, i in zip(
+            found.controls, data["names"], data["labels"], defaults, strict=True
+        )
+    ]
+    meta = {
+        "version": VERSION,
+        "id": found.root.get("id") or "nqf-explorer",
+        "alt": "The figure" if data.get("alt", caption) == caption else data["alt"],
+        "caption": caption,
+        "width": width,
+        "height": height,
+        "complete": True,  # the first version stored every frame
+        "controls": controls,
+    }
     return meta, first, {"index": data["index"], "frames": data["frames"]}
 
 

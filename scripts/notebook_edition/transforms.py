@@ -101,9 +101,7 @@ class Context:
             for entry in info.get("blocks", []):
                 if entry["label"] == label:
                     return doc, entry
-        raise ConversionError(
-            f"{self.doc}: no numbered block labelled {label!r} in the book"
-        )
+        raise ConversionError(f"{self.doc}: no numbered block labelled {label!r} in the book")
 
     def equation(self, label: str) -> tuple[str, str]:
         """(docname, number) of a labelled equation."""
@@ -152,9 +150,7 @@ def cite(content: str, ctx: Context) -> str:
     labels = []
     for key in (k.strip() for k in content.split(",") if k.strip()):
         if key not in ctx.table["citations"]:
-            raise ConversionError(
-                f"{ctx.doc}: citation {key!r} not in the numbering table"
-            )
+            raise ConversionError(f"{ctx.doc}: citation {key!r} not in the numbering table")
         if key not in ctx.cited:
             ctx.cited.append(key)
         labels.append(escape(ctx.table["citations"][key]["label"]))
@@ -171,9 +167,7 @@ def xref(role: str, content: str, ctx: Context) -> str:
     if role == "doc":
         doc = ctx.resolve_doc(target)
         if doc not in ctx.table["docs"]:
-            raise ConversionError(
-                f"{ctx.doc}: {{doc}} target {target!r} is not in the book"
-            )
+            raise ConversionError(f"{ctx.doc}: {{doc}} target {target!r} is not in the book")
         title = explicit or ctx.table["docs"][doc]["title"]
         return f"[{title}]({ctx.url(doc)})"
     try:
@@ -181,15 +175,9 @@ def xref(role: str, content: str, ctx: Context) -> str:
         text = entry["caption"] or entry["title"]
     except ConversionError:
         doc, entry = ctx.section(target)
-        text = (
-            NUMFIG["section"].format(entry["number"])
-            if role == "numref"
-            else entry["title"]
-        )
+        text = NUMFIG["section"].format(entry["number"]) if role == "numref" else entry["title"]
     if explicit and role == "numref":
-        text = explicit.replace("%s", entry["number"]).replace(
-            "{number}", entry["number"]
-        )
+        text = explicit.replace("%s", entry["number"]).replace("{number}", entry["number"])
     elif explicit:
         text = explicit
     return ctx.link(text, doc, make_id(target))
@@ -221,9 +209,7 @@ def roles(text: str, ctx: Context) -> str:
             return match.group("code")
         name = match.group("name")
         if name not in ROLES:
-            raise ConversionError(
-                f"{ctx.doc}: no notebook rendering for the role {{{name}}}"
-            )
+            raise ConversionError(f"{ctx.doc}: no notebook rendering for the role {{{name}}}")
         shown = ROLES[name](match.group("content"), ctx)
         following = match.string[match.end() : match.end() + 1]
         if shown.endswith("]") and following and following in "([":
@@ -262,8 +248,7 @@ def headings(text: str, ctx: Context) -> str:
         sections = ctx.chapter.get("sections", [])
         if ctx.section_index >= len(sections):
             raise ConversionError(
-                f"{ctx.doc}: more headings than the book has sections; "
-                f"run `make notebooks`"
+                f"{ctx.doc}: more headings than the book has sections; run `make notebooks`"
             )
         entry = sections[ctx.section_index]
         ctx.section_index += 1
@@ -281,8 +266,7 @@ def headings(text: str, ctx: Context) -> str:
 
 
 def inline(text: str, ctx: Context, top: bool = False) -> str:
-    """All inline transforms of a piece of plain text (headings only at the top level).
-    """
+    """All inline transforms of a piece of plain text (headings only at the top level)."""
     text = targets(text)
     if top:
         text = headings(text, ctx)
@@ -303,9 +287,7 @@ def equation(block: myst.Verbatim, ctx: Context) -> str:
 
 def _starts_with_paragraph(body: str) -> bool:
     first = body.lstrip("\n").split("\n", 1)[0]
-    return bool(first.strip()) and not re.match(
-        r"^\s*(\$\$|\||[-*+] |\d+[.)] |>|#|```|:::)", first
-    )
+    return bool(first.strip()) and not re.match(r"^\s*(\$\$|\||[-*+] |\d+[.)] |>|#|```|:::)", first)
 
 
 def _ends_with_paragraph(body: str) -> bool:
@@ -319,11 +301,7 @@ def lead_in(lead: str, body: str) -> str:
     body = body.strip("\n")
     if not body:
         return lead
-    return (
-        f"{lead} {body.lstrip()}"
-        if _starts_with_paragraph(body)
-        else f"{lead}\n\n{body}"
-    )
+    return f"{lead} {body.lstrip()}" if _starts_with_paragraph(body) else f"{lead}\n\n{body}"
 
 
 def theorem(d: myst.Directive, body: str, ctx: Context, entry: dict[str, Any]) -> str:
@@ -388,11 +366,7 @@ def details(summary: str, body: str) -> str:
 def admonition(d: myst.Directive, body: str, ctx: Context) -> str:
     """``{note}``, ``{warning}``, ``{admonition} Title``, ... -> a blockquote with a
     bold title."""
-    title = (
-        inline(d.argument, ctx).strip()
-        if d.name == "admonition"
-        else ADMONITIONS[d.name]
-    )
+    title = inline(d.argument, ctx).strip() if d.name == "admonition" else ADMONITIONS[d.name]
     text = lead_in(f"**{title}.**", body)
     return "\n".join(f"> {line}" if line.strip() else ">" for line in text.split("\n"))
 
@@ -424,9 +398,7 @@ def directive(d: myst.Directive, ctx: Context) -> str:
         theorem if d.name.startswith("prf:") and d.name != "prf:proof" else None
     )
     if numbered is None and d.name not in DIRECTIVES:
-        raise ConversionError(
-            f"{ctx.doc}: no notebook rendering for the directive {{{d.name}}}"
-        )
+        raise ConversionError(f"{ctx.doc}: no notebook rendering for the directive {{{d.name}}}")
     if ctx.student and d.name == "solution":
         return ""
     entry = ctx.next_block(d) if numbered else None
@@ -466,9 +438,7 @@ def convert(source: str, ctx: Context, top: bool = False) -> str:
             ctx.region = block.argument.strip()
             cited = len(ctx.cited)
             if not ctx.student:
-                out.append(
-                    _block(f"**Solution to {_exercise_name(ctx.region, ctx)}.**")
-                )
+                out.append(_block(f"**Solution to {_exercise_name(ctx.region, ctx)}.**"))
             continue
         if isinstance(block, myst.Directive) and block.name == "solution-end":
             flush_region()
@@ -488,6 +458,5 @@ def convert(source: str, ctx: Context, top: bool = False) -> str:
 
 
 def _block(text: str) -> str:
-    """A block-level piece: blank lines around it keep it apart from the text beside it.
-    """
+    """A block-level piece: blank lines around it keep it apart from the text beside it."""
     return f"\n{text.strip(chr(10))}\n" if text.strip() else ""

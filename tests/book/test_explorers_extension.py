@@ -30,12 +30,18 @@ OLD = ROOT / "tests" / "unit" / "data" / "explorer_v1.html"
 
 def _notebook(html: str, title: str, text: str = "") -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     cell = nbformat.v4.new_code_cell("ex")
-    cell.outputs = [nbformat.v4.new_output("execute_result", execution_count=1,
-                                           data={"text/html": html, "text/plain": "Explorer"})]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "execute_result", execution_count=1, data={"text/html": html, "text/plain": "Explorer"}
+        )
+    ]
     nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\n{text}"), cell]
     return nb
 
@@ -53,10 +59,14 @@ def built(tmp_path_factory):
     pytest.importorskip("myst_nb")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NQF_EXPLORER_FRAMES", "all")  # every frame, as the book's outputs
-        ex = explorer(_draw, Choice("kind", ["line", "dots"]),
-                      Slider("slope", [-1.0, 0.0, 1.0], default=0.0),
-                      caption="What to look for: the line tilts.", figsize=(1.6, 1.2),
-                      dpi=40)
+        ex = explorer(
+            _draw,
+            Choice("kind", ["line", "dots"]),
+            Slider("slope", [-1.0, 0.0, 1.0], default=0.0),
+            caption="What to look for: the line tilts.",
+            figsize=(1.6, 1.2),
+            dpi=40,
+        )
     stored = {"index": ex._repr_html_(), "chapters/old": OLD.read_text(encoding="utf-8")}
     src = tmp_path_factory.mktemp("explorers-src")
     (src / "chapters").mkdir()
@@ -68,7 +78,8 @@ def built(tmp_path_factory):
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "extensions = ['myst_nb', 'book._ext.explorers']\n"
         "nb_execution_mode = 'off'\n"
-        "html_theme = 'basic'\n")
+        "html_theme = 'basic'\n"
+    )
     out = src / "_build"
     code = sphinx.build_main(["-q", "-b", "html", "-W", str(src), str(out)])
     assert code == 0, "the scratch book did not build"
@@ -90,11 +101,13 @@ def test_frames_leave_the_page_for_a_script_file(built, name):
     url = re.search(r'data-nqf-frames="([^"]+)"', page).group(1)
     script = (out / f"{name}.html").parent / url
     assert script.resolve() == (out / "_static" / "explorers" / f"{meta['id']}.js").resolve()
-    prefix = f"(window.{explorer_page.FRAMES_GLOBAL} = window.{explorer_page.FRAMES_GLOBAL}" \
-             f" || {{}})[{json.dumps(meta['id'])}] = "
+    prefix = (
+        f"(window.{explorer_page.FRAMES_GLOBAL} = window.{explorer_page.FRAMES_GLOBAL}"
+        f" || {{}})[{json.dumps(meta['id'])}] = "
+    )
     text = script.read_text(encoding="utf-8")
     assert text.startswith(prefix) and text.endswith(";\n")
-    assert json.loads(text[len(prefix):-2]) == data
+    assert json.loads(text[len(prefix) : -2]) == data
 
 
 def test_an_old_output_gets_this_versions_markup(built):

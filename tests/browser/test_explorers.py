@@ -143,7 +143,8 @@ def test_explorer_is_ready_in_time(chapter, playwright_chromium, book_server):
     """The page's HTML (with the explorer's default frame; the book moves the others
     to a script file loaded on the first touch of a control) is parsed and its script
     has run, and the whole page has loaded (its load event, once MathJax has typeset
-    the formulas in view), within the 2 s budget (best of three cold loads; times NQF_TIMEOUT_SCALE).
+    the formulas in view), within the 2 s budget (best of three cold loads; times
+    NQF_TIMEOUT_SCALE).
 
     MathJax takes most of a page's load time, and the same with or without the explorer;
     the book typesets lazily (``ui/lazy`` in ``_config.yml``), which halves it on the
@@ -204,8 +205,11 @@ def test_explorer_moves_on_the_static_page(chapter, playwright_chromium, book_se
             # The book keeps the frames in a script file that the page loads on the
             # reader's first touch of a control: the frame may arrive a moment later.
             try:
-                page.wait_for_function("([i, s]) => i.getAttribute('src') === s",
-                                       arg=[img.element_handle(), expected], timeout=5_000)
+                page.wait_for_function(
+                    "([i, s]) => i.getAttribute('src') === s",
+                    arg=[img.element_handle(), expected],
+                    timeout=5_000,
+                )
             except Exception as err:  # playwright's TimeoutError: the assertion says more
                 if "Timeout" not in type(err).__name__:
                     raise

@@ -37,7 +37,8 @@ def test_toc_and_chapter_folder_agree():
     listed = {f for f in toc.pages() if f.startswith("chapters/")}
     present = {f"chapters/{p.stem}" for p in CHAPTERS}
     assert listed == present, (
-        f"in _toc.yml only: {listed - present}; on disk only: {present - listed}")
+        f"in _toc.yml only: {listed - present}; on disk only: {present - listed}"
+    )
     for f in toc.pages():
         assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
 
@@ -50,8 +51,12 @@ def test_executed_top_to_bottom_without_errors(path):
     assert counts == list(range(1, len(counts) + 1)), f"{path.name} was not run top to bottom"
     errors = [o for c in code_cells(nb) for o in c.outputs if o.output_type == "error"]
     assert not errors, f"{path.name} stores an error output"
-    stderr = [o.text for c in code_cells(nb) for o in c.outputs
-              if o.output_type == "stream" and o.name == "stderr"]
+    stderr = [
+        o.text
+        for c in code_cells(nb)
+        for o in c.outputs
+        if o.output_type == "stream" and o.name == "stderr"
+    ]
     assert not stderr, f"{path.name} stores stderr output (warnings): {stderr[:1]}"
 
 
@@ -68,10 +73,12 @@ def test_first_code_cell_installs_in_colab_only(path):
     first = code_cells(nbformat.read(path, as_version=4))[0]
     assert '"google.colab" in sys.modules' in first.source
     assert f"git+{repository_url()}" in first.source, (
-        "install cell and _config.yml disagree on the URL")
+        "install cell and _config.yml disagree on the URL"
+    )
     assert first.source == canonical_install_cell(), (
         f"{path.name}: the first code cell is not the canonical install cell (--no-deps, pinned "
-        f"tag, NQF_DEVICE=cpu in Colab): run `make install-cells`")
+        f"tag, NQF_DEVICE=cpu in Colab): run `make install-cells`"
+    )
     assert "hide-cell" in first.metadata.get("tags", [])
     assert not first.outputs
 
@@ -106,7 +113,8 @@ def test_only_explorer_cells_ignore_output(path):
     for cell in code_cells(nbformat.read(path, as_version=4)):
         if "nbval-ignore-output" in cell.metadata.get("tags", []):
             assert "explorer(" in cell.source or "interact" in cell.source, (
-                "only explorer and widget cells may skip nbval's comparison")
+                "only explorer and widget cells may skip nbval's comparison"
+            )
 
 
 @pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem)
@@ -115,8 +123,11 @@ def test_explorer_works_without_a_kernel(path):
     static page: its stored output is self-contained HTML (every frame precomputed) with a
     PNG fallback, and the text before it tells the reader so."""
     nb = nbformat.read(path, as_version=4)
-    cells = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"
-             and "nqf_mini.course.explorer import" in c.source]
+    cells = [
+        (i, c)
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and "nqf_mini.course.explorer import" in c.source
+    ]
     assert len(cells) == 1, f"{path.name}: {len(cells)} explorer cells, expected 1"
     i, cell = cells[0]
     assert "widgets.interact" not in cell.source, "an explorer needs no kernel"
@@ -135,6 +146,7 @@ def test_explorer_works_without_a_kernel(path):
 
 # --- one exercise convention, one figure style ----------------------------------------------------
 
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_exercise_convention(path):
     """Each exercise: a label ex-ch<N>-..., a difficulty and kind; coding ones a
@@ -147,7 +159,8 @@ def test_exercise_convention(path):
     for ex in found:
         assert ex.label.startswith(f"ex-ch{number}-"), ex
         assert 1 <= ex.stars <= 3 and ex.kind in {"derivation", "coding", "exploration"}, (
-            f"{ex.label}: needs a line '*Difficulty: ★★☆ (derivation|coding|exploration).*'")
+            f"{ex.label}: needs a line '*Difficulty: ★★☆ (derivation|coding|exploration).*'"
+        )
         if ex.kind == "coding":
             assert ex.checks, f"{ex.label}: a coding exercise needs nqf.check.exercise(...)"
         for label in ex.checks:
@@ -164,18 +177,20 @@ def test_one_figure_style(path):
 
     cells = code_cells(nbformat.read(path, as_version=4))
     assert "apply_style()" in cells[1].source, (
-        f"{path.name}: call nqf.plotting.apply_style() in setup")
+        f"{path.name}: call nqf.plotting.apply_style() in setup"
+    )
     literal = re.compile(r"\b(?:color|facecolor|edgecolor)\s*=\s*[\"'#]")
     for cell in cells:
         assert not literal.search(cell.source), (
-            f"{path.name}: use nqf_mini.plotting.COLORS instead of a colour literal:\n"
-            f"{cell.source}")
+            f"{path.name}: use nqf_mini.plotting.COLORS instead of a colour literal:\n{cell.source}"
+        )
         for out in cell.outputs:
             png = out.get("data", {}).get("image/png")
             if png:
                 image = matplotlib.image.imread(io.BytesIO(base64.b64decode(png)))
                 assert image.shape[-1] == 3 or image[..., 3].min() == 1.0, (
-                    f"{path.name}: a figure has transparent pixels (unreadable in dark mode)")
+                    f"{path.name}: a figure has transparent pixels (unreadable in dark mode)"
+                )
 
 
 # --- what the reader sees of the code ----------------------------------------------------
@@ -187,11 +202,17 @@ FIGURE_CODE = re.compile(r"plt\.(?:subplots|figure|show)\(|\bexplorer\(")
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_code_lines_fit_the_page(path):
     """Code lines are at most 88 characters, so that no line is cut off at the page edge."""
-    long = [(i, line) for i, cell in enumerate(nbformat.read(path, as_version=4).cells)
-            if cell.cell_type == "code" for line in cell.source.splitlines()
-            if len(line) > MAX_LINE]
-    assert not long, (f"{path.name}: {len(long)} code lines longer than {MAX_LINE} characters, "
-                      f"e.g. cell {long[0][0]}: {long[0][1]!r}")
+    long = [
+        (i, line)
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells)
+        if cell.cell_type == "code"
+        for line in cell.source.splitlines()
+        if len(line) > MAX_LINE
+    ]
+    assert not long, (
+        f"{path.name}: {len(long)} code lines longer than {MAX_LINE} characters, "
+        f"e.g. cell {long[0][0]}: {long[0][1]!r}"
+    )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -202,4 +223,5 @@ def test_figure_code_is_behind_a_toggle(path):
         if cell.cell_type == "code" and FIGURE_CODE.search(cell.source):
             tags = cell.metadata.get("tags", [])
             assert {"hide-input", "hide-cell"} & set(tags), (
-                f"{path.name}: cell {i} draws a figure but is not tagged hide-input")
+                f"{path.name}: cell {i} draws a figure but is not tagged hide-input"
+            )

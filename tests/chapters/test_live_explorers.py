@@ -42,13 +42,16 @@ from ..unit.kernel_driver import WIDGET_VIEW, Kernel
 pytestmark = pytest.mark.live
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted(p for p in (ROOT / "chapters").glob("*.ipynb")
-                  if "nqf_mini.course.explorer import" in p.read_text(encoding="utf-8"))
+CHAPTERS = sorted(
+    p
+    for p in (ROOT / "chapters").glob("*.ipynb")
+    if "nqf_mini.course.explorer import" in p.read_text(encoding="utf-8")
+)
 RECORD = ROOT / "_build" / "live-explorers.json"
 
-ORACLE = '''(lambda fig: (lambda b: (fig.savefig(b, format="png", dpi={name}.dpi,
+ORACLE = """(lambda fig: (lambda b: (fig.savefig(b, format="png", dpi={name}.dpi,
     metadata={{"Software": None}}), b.getvalue())[1])(__import__("io").BytesIO()))(
-    {name}.figure(**{values!r}))'''
+    {name}.figure(**{values!r}))"""
 
 
 def explorer_cells(path: Path) -> tuple[list[str], str]:
@@ -58,7 +61,8 @@ def explorer_cells(path: Path) -> tuple[list[str], str]:
     (at,) = [i for i, s in enumerate(sources) if "explorer(" in s and "import" in s]
     last = ast.parse(sources[at]).body[-1]
     assert isinstance(last, ast.Expr) and isinstance(last.value, ast.Name), (
-        f"{path.name}: the explorer cell should end with the explorer's name")
+        f"{path.name}: the explorer cell should end with the explorer's name"
+    )
     name = last.value.id
     keep = cells_to_run(sources[: at + 1], set(sources), [name])
     assert keep[-1] == at
@@ -114,21 +118,24 @@ def test_every_control_redraws_live(path, record):
         outputs = kernel.run(cells[-1])
         views = [o for o in outputs if WIDGET_VIEW in o]
         assert len(views) == 1 and "text/html" in views[0], (
-            f"{path.name}: the explorer cell should show one live widget, with its HTML")
+            f"{path.name}: the explorer cell should show one live widget, with its HTML"
+        )
         models = kernel.descendants(views[0][WIDGET_VIEW]["model_id"])
         (image,) = [m for m in models if m.name == "ImageModel"]
         inputs = [m for m in models if m.name.endswith(("SliderModel", "DropdownModel"))]
         controls = kernel.evaluate(
             f"[dict(name=c.name, kind='menu' if hasattr(c, 'options') else 'slider', "
             f"options=list(getattr(c, 'options', [])), values=list(c.values), "
-            f"default=c.default) for c in {name}.controls]")
+            f"default=c.default) for c in {name}.controls]"
+        )
         assert len(inputs) == len(controls)
         values = {c["name"]: c["default"] for c in controls}
         seconds = []
         for control, model in zip(controls, inputs, strict=True):
             if control["kind"] == "slider":
-                control["slider"] = Slider(control["name"], control["values"],
-                                           default=control["default"])
+                control["slider"] = Slider(
+                    control["name"], control["values"], default=control["default"]
+                )
             state, expected, nearest = targets(control, model.state)
             before = image.state["value"]
             start = time.perf_counter()
@@ -138,16 +145,22 @@ def test_every_control_redraws_live(path, record):
             assert kernel.evaluate(f"{name}.widget().current()") == values
             shown = pixels(image.state["value"])
             assert image.state["value"] != before, (
-                f"{path.name}: moving {control['name']} to {expected!r} left the figure as it was")
+                f"{path.name}: moving {control['name']} to {expected!r} left the figure as it was"
+            )
             oracle = pixels(kernel.png(ORACLE.format(name=name, values=values)))
             assert np.array_equal(shown, oracle), (
-                f"{path.name}: the live figure at {values} is not what draw makes there")
+                f"{path.name}: the live figure at {values} is not what draw makes there"
+            )
             if nearest is not None:
-                near = pixels(kernel.png(ORACLE.format(
-                    name=name, values={**values, control["name"]: nearest})))
+                near = pixels(
+                    kernel.png(
+                        ORACLE.format(name=name, values={**values, control["name"]: nearest})
+                    )
+                )
                 assert shown.shape != near.shape or not np.array_equal(shown, near), (
                     f"{path.name}: {control['name']} = {expected!r} shows the figure of "
-                    f"the nearest grid value {nearest!r}")
+                    f"the nearest grid value {nearest!r}"
+                )
         draw = kernel.evaluate(f"{name}.seconds")
         record[path.stem] = {
             "draw_cpu_s": round(draw, 3),

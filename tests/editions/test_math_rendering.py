@@ -37,21 +37,30 @@ KNOWN: dict[tuple[str, str], str] = {}
 
 def run_node(cells: list[dict[str, str]], tmp: Path) -> dict:
     need(shutil.which("node") is not None, "node is not installed (Debian's nodejs)")
-    need(all((ROOT / "node_modules" / p / "package.json").is_file() for p in PACKAGES),
-         "the npm packages are not installed: run `npm ci` (make installs them)")
+    need(
+        all((ROOT / "node_modules" / p / "package.json").is_file() for p in PACKAGES),
+        "the npm packages are not installed: run `npm ci` (make installs them)",
+    )
     source, result = tmp / "cells.json", tmp / "result.json"
     source.write_text(json.dumps(cells), encoding="utf-8")
-    proc = subprocess.run(["node", str(SCRIPT), str(source), str(result)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        ["node", str(SCRIPT), str(source), str(result)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(result.read_text(encoding="utf-8"))
 
 
 def markdown_cells(folder: Path, edition_name: str) -> list[dict[str, str]]:
-    return [{"where": f"{edition_name}/{path.name}[{k}]", "source": cell.source}
-            for path in sorted(folder.glob("*.ipynb"))
-            for k, cell in enumerate(nbformat.read(path, as_version=4).cells)
-            if cell.cell_type == "markdown"]
+    return [
+        {"where": f"{edition_name}/{path.name}[{k}]", "source": cell.source}
+        for path in sorted(folder.glob("*.ipynb"))
+        for k, cell in enumerate(nbformat.read(path, as_version=4).cells)
+        if cell.cell_type == "markdown"
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +73,12 @@ def editions(tmp_path_factory) -> dict[str, Path]:
         table = edition.load_table(ROOT)
         for path in edition.edition_paths(ROOT):
             nb = edition.convert_notebook(
-                nbformat.read(path, as_version=4), edition.docname(path, ROOT), table,
+                nbformat.read(path, as_version=4),
+                edition.docname(path, ROOT),
+                table,
                 site=edition.site_url(ROOT),
-                install_source=install_cell.install_cell_source(ROOT))
+                install_source=install_cell.install_cell_source(ROOT),
+            )
             nbformat.write(nb, full / path.name)
         make_student.build(edition.chapter_paths(ROOT), student)
     except transforms.ConversionError as err:
@@ -83,10 +95,12 @@ def test_every_formula_renders_in_katex_mathjax_and_vscode(editions, tmp_path):
     for failure in result["failures"]:
         notebook = failure["where"].split("/", 1)[1].split("[", 1)[0]
         found.setdefault((notebook, failure["tex"]), []).append(
-            f"{failure['where']} {failure['renderer']}: {failure['error']}")
+            f"{failure['where']} {failure['renderer']}: {failure['error']}"
+        )
     new = {key: errors for key, errors in found.items() if key not in KNOWN}
     assert not new, "formulas that do not render:\n" + "\n".join(
-        f"  {tex!r}: {errors}" for (_, tex), errors in new.items())
+        f"  {tex!r}: {errors}" for (_, tex), errors in new.items()
+    )
     gone = [reason for key, reason in KNOWN.items() if key not in found]
     assert not gone, f"fixed at the source, remove from KNOWN: {gone}"
 

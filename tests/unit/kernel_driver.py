@@ -52,8 +52,9 @@ class Kernel:
     """A kernel in ``cwd`` with ``env`` added to (or, for a None value, removed from) this
     process's environment. Use as a context manager."""
 
-    def __init__(self, cwd: Path, env: dict[str, str | None] | None = None,
-                 timeout: float = 600.0) -> None:
+    def __init__(
+        self, cwd: Path, env: dict[str, str | None] | None = None, timeout: float = 600.0
+    ) -> None:
         environment = dict(os.environ)
         for key, value in (env or {}).items():
             if value is None:
@@ -63,7 +64,8 @@ class Kernel:
         self.timeout = timeout
         self.models: dict[str, Model] = {}
         self.manager, self.client = start_new_kernel(
-            kernel_name="python3", cwd=str(cwd), env=environment, startup_timeout=120)
+            kernel_name="python3", cwd=str(cwd), env=environment, startup_timeout=120
+        )
 
     def __enter__(self) -> Kernel:
         return self
@@ -72,8 +74,9 @@ class Kernel:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
 
-    def _handle(self, msg: dict[str, Any], outputs: list[dict[str, Any]],
-                errors: list[str]) -> None:
+    def _handle(
+        self, msg: dict[str, Any], outputs: list[dict[str, Any]], errors: list[str]
+    ) -> None:
         kind, content = msg["msg_type"], msg["content"]
         if kind == "comm_open":
             model = self.models.setdefault(content["comm_id"], Model(content["comm_id"]))
@@ -83,8 +86,10 @@ class Kernel:
             model.state.update(state)
         elif kind == "comm_msg":
             data = content.get("data", {})
-            if data.get("method") in {"update", "echo_update"} and content["comm_id"] in \
-                    self.models:
+            if (
+                data.get("method") in {"update", "echo_update"}
+                and content["comm_id"] in self.models
+            ):
                 state = dict(data.get("state", {}))
                 _with_buffers(state, data.get("buffer_paths", []), msg.get("buffers", []))
                 self.models[content["comm_id"]].state.update(state)
@@ -102,11 +107,13 @@ class Kernel:
             try:
                 msg = self.client.get_iopub_msg(timeout=self.timeout)
             except queue.Empty as err:
-                raise TimeoutError(f"the kernel did not finish within {self.timeout} s"
-                                   ) from err
+                raise TimeoutError(f"the kernel did not finish within {self.timeout} s") from err
             self._handle(msg, outputs, errors)
-            if (msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"
-                    and msg["parent_header"].get("msg_id") == parent):
+            if (
+                msg["msg_type"] == "status"
+                and msg["content"]["execution_state"] == "idle"
+                and msg["parent_header"].get("msg_id") == parent
+            ):
                 break
         if errors:
             raise KernelError(errors[0])
@@ -120,24 +127,29 @@ class Kernel:
     def evaluate(self, expression: str) -> Any:
         """The value of a JSON-serialisable Python ``expression`` in the kernel (sent as
         a display output, so that nothing else printed gets in its way)."""
-        code = ("from IPython.display import display as _d; import json as _j\n"
-                f"_d({{'application/x-nqf-json': _j.dumps({expression})}}, raw=True)")
-        found = [o["application/x-nqf-json"] for o in self.run(code)
-                 if "application/x-nqf-json" in o]
+        code = (
+            "from IPython.display import display as _d; import json as _j\n"
+            f"_d({{'application/x-nqf-json': _j.dumps({expression})}}, raw=True)"
+        )
+        found = [
+            o["application/x-nqf-json"] for o in self.run(code) if "application/x-nqf-json" in o
+        ]
         return json.loads(found[-1])
 
     def png(self, expression: str) -> bytes:
         """The bytes of ``expression`` (a bytes object in the kernel)."""
-        return base64.b64decode(self.evaluate(
-            f"__import__('base64').b64encode({expression}).decode()"))
+        return base64.b64decode(
+            self.evaluate(f"__import__('base64').b64encode({expression}).decode()")
+        )
 
     def model(self, model_id: str) -> Model:
         return self.models[model_id]
 
     def children(self, model: Model) -> list[Model]:
         """A box's children (their references are ``IPY_MODEL_<id>``)."""
-        return [self.models[ref.removeprefix("IPY_MODEL_")]
-                for ref in model.state.get("children", [])]
+        return [
+            self.models[ref.removeprefix("IPY_MODEL_")] for ref in model.state.get("children", [])
+        ]
 
     def descendants(self, model_id: str) -> list[Model]:
         """Every model under the view ``model_id``, depth first, itself first."""
@@ -150,10 +162,13 @@ class Kernel:
     def move(self, model: Model, **state: Any) -> None:
         """Set ``state`` on a widget as a front end does when the reader moves it, and
         wait until the kernel has handled it (its redraw included)."""
-        message = self.client.session.msg("comm_msg", {
-            "comm_id": model.comm_id,
-            "data": {"method": "update", "state": state, "buffer_paths": []},
-        })
+        message = self.client.session.msg(
+            "comm_msg",
+            {
+                "comm_id": model.comm_id,
+                "data": {"method": "update", "state": state, "buffer_paths": []},
+            },
+        )
         self.client.shell_channel.send(message)
         model.state.update(state)
         self._until_idle(message["header"]["msg_id"])

@@ -13,14 +13,22 @@ import pytest
 import torch
 
 import nqf_mini as nqf
-from nqf_mini.architectures import (ARCHITECTURES, Architecture, MultiHeadAttention, PhaseRetrieval,
-                                    SymmetricSensing, TwoLayerMLP, make_architecture, patch_matrix,
-                                    register)
+from nqf_mini.architectures import (
+    ARCHITECTURES,
+    Architecture,
+    MultiHeadAttention,
+    PhaseRetrieval,
+    SymmetricSensing,
+    TwoLayerMLP,
+    make_architecture,
+    patch_matrix,
+    register,
+)
 from nqf_mini._modules import cast_input as _cast
 
 CASES = [
     ("mlp", {}),
-    ("mlp", {"phi": "sigmoid"}),                      # phi(0) = 1/2: the general form
+    ("mlp", {"phi": "sigmoid"}),  # phi(0) = 1/2: the general form
     ("mlp", {"bias": "trainable", "phi": "silu"}),
     ("mlp", {"bias": "frozen", "b0": 0.3}),
     ("cnn", {}),
@@ -50,8 +58,13 @@ CASES = [
 ]
 IDS = [name + "".join(f"-{k}={v}" for k, v in kw.items()) for name, kw in CASES]
 GENERAL = [(c, i) for c, i in zip(CASES, IDS) if not make_architecture(c[0], **c[1]).zgz]
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
-                                                                 reason="CUDA is not available"))]
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda",
+        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available"),
+    ),
+]
 DTYPES = [pytest.param(torch.float64, id="float64"), pytest.param(torch.float32, id="float32")]
 SEEDS = (0, 1, 2)
 
@@ -87,6 +100,7 @@ def max_error(got: torch.Tensor, want: torch.Tensor) -> float:
 
 # --- closed forms against autograd ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -105,8 +119,11 @@ def test_closed_form_matches_autograd(case, dtype, device):
         assert auto.zgz == arch.zgz
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if arch_of(c).zgz],
-                         ids=[i for c, i in zip(CASES, IDS) if arch_of(c).zgz])
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if arch_of(c).zgz],
+    ids=[i for c, i in zip(CASES, IDS) if arch_of(c).zgz],
+)
 def test_structure_matrix_is_the_closed_form_under_zgz(case):
     arch = arch_of(case)
     x = arch.sample_input(4)
@@ -123,6 +140,7 @@ def test_structure_matrix_refuses_the_general_form(case):
 
 
 # --- Theorem 1's hypotheses and the remainder -----------------------------------------------------
+
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_permutation_symmetry_and_zgz_status(case):
@@ -146,8 +164,15 @@ def test_remainder_order(case):
 
 # --- architecture-specific claims of Chapter 2 ----------------------------------------------------
 
-@pytest.mark.parametrize("kw", [{}, {"n_in": 2, "n_tokens": 5, "h": 3, "h_v": 1},
-                                {"n_in": 4, "n_tokens": 3, "h": 1, "h_v": 3}])
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"n_in": 2, "n_tokens": 5, "h": 3, "h_v": 1},
+        {"n_in": 4, "n_tokens": 3, "h": 1, "h_v": 3},
+    ],
+)
 def test_attention_quartic_term(kw):
     """f(sW) = s^2 Tr[M A] + s^4 sum_i T4_i + O(s^6), with T4 = h^{-1/2} v^T V Sigma_X K^T Q x."""
     arch = MultiHeadAttention(**kw)
@@ -156,9 +181,9 @@ def test_attention_quartic_term(kw):
     quartic = arch.quartic_term(W, x).sum().item()
     s = np.geomspace(3e-3, 1e-1, 8)
     ratio = np.array([(arch.f(si * W, x).item() - si**2 * quad) / (si**4 * quartic) for si in s])
-    rest = np.abs(ratio - 1) * s**4 * abs(quartic)              # |f - s^2 Tr[MA] - s^4 T4|
+    rest = np.abs(ratio - 1) * s**4 * abs(quartic)  # |f - s^2 Tr[MA] - s^4 T4|
     assert abs(np.polyfit(np.log(s), np.log(rest), 1)[0] - 6) < 0.15
-    assert abs(ratio[0] - 1) < 1e-3                            # the constant is exactly 1
+    assert abs(ratio[0] - 1) < 1e-3  # the constant is exactly 1
     assert arch.quartic_term(W, x).shape == (4,)
 
 
@@ -168,7 +193,7 @@ def test_attention_A_couples_only_values_through_the_mean_token():
     A = arch.A((q, X))
     qk = 2 * arch.h * arch.n_in
     assert torch.count_nonzero(A[:qk]) == 0 and torch.count_nonzero(A[:, :qk]) == 0
-    assert torch.equal(A, arch.A((q2, X)))                     # independent of the query
+    assert torch.equal(A, arch.A((q2, X)))  # independent of the query
     W = W_random(arch.p, 3)
     _, _, V, v = arch.heads(W)
     direct = torch.einsum("dv,dvn,n->", v, V, X.mean(dim=1))
@@ -179,14 +204,17 @@ def test_attention_A_couples_only_values_through_the_mean_token():
 def test_qk_attention_f0_and_trace_formula(d):
     arch = make_architecture("qk_attention", n_in=3, n_tokens=6, h=2, n_heads=d)
     q, X, y = arch.sample_input(3)
-    assert math.isclose(arch.f(torch.zeros(arch.p, d, dtype=torch.float64), (q, X, y)).item(),
-                        d * y.mean().item(), rel_tol=1e-14)
+    assert math.isclose(
+        arch.f(torch.zeros(arch.p, d, dtype=torch.float64), (q, X, y)).item(),
+        d * y.mean().item(),
+        rel_tol=1e-14,
+    )
     assert math.isclose(arch.f0((q, X, y)).item(), d * y.mean().item(), rel_tol=1e-14)
     W = W_random(arch.p, d)
     hn = arch.h * arch.n_in
     Q, K = W[:hn].T.reshape(d, arch.h, arch.n_in), W[hn:].T.reshape(d, arch.h, arch.n_in)
     c = (X - X.mean(dim=1, keepdim=True)) @ y / X.shape[1]
-    direct = ((K @ c) * (Q @ q)).sum() / math.sqrt(arch.h)    # h^{-1/2} sum_i (K_i c).(Q_i x)
+    direct = ((K @ c) * (Q @ q)).sum() / math.sqrt(arch.h)  # h^{-1/2} sum_i (K_i c).(Q_i x)
     trace = torch.einsum("pi,pq,qi->", W, arch.A((q, X, y)), W)
     assert math.isclose(trace.item(), direct.item(), rel_tol=1e-12)
 
@@ -227,13 +255,13 @@ def test_sigmoid_gate_over_neuron_experts_is_the_halved_mlp_at_second_order():
     cubic = ((r.T @ x) * a * (b.T @ x)).sum().item() / 4
     for s in (1e-3, 1e-4):
         rest = arch.f(s * W, x).item() - s**2 * torch.einsum("pi,pq,qi->", W, A, W).item()
-        assert abs(rest / (s**3 * cubic) - 1) < 50 * s          # next term: O(s^4)
+        assert abs(rest / (s**3 * cubic) - 1) < 50 * s  # next term: O(s^4)
 
 
 def test_patch_matrix_agrees_with_conv1d():
     x = torch.randn(2, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     u = torch.randn(4, 2, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    conv = torch.nn.functional.conv1d(x[None], u)[0]          # (4, P): cross-correlation
+    conv = torch.nn.functional.conv1d(x[None], u)[0]  # (4, P): cross-correlation
     assert torch.allclose(u.reshape(4, -1) @ patch_matrix(x, 3), conv, atol=1e-14, rtol=0)
     circ = torch.nn.functional.conv1d(torch.cat([x, x[:, :2]], 1)[None], u)[0]
     assert torch.allclose(u.reshape(4, -1) @ patch_matrix(x, 3, "circular"), circ, atol=1e-14)
@@ -250,6 +278,7 @@ def test_circular_global_cnn_commutes_only_with_one_input_channel(c_in, commute)
 
 
 # --- the registry ---------------------------------------------------------------------------------
+
 
 def test_every_registered_architecture_is_tested():
     assert {name for name, _ in CASES} == set(ARCHITECTURES)
@@ -269,24 +298,30 @@ def test_registry_names_are_unique_and_documented():
 
 
 def test_make_architecture_rejects_unknown_names():
-    with pytest.raises(ValueError, match=r"argument `name`: expected one of \[.*'attention'.*\], "
-                                         r"got 'transformer'"):
+    with pytest.raises(
+        ValueError,
+        match=r"argument `name`: expected one of \[.*'attention'.*\], "
+        r"got 'transformer'",
+    ):
         make_architecture("transformer")
 
 
-@pytest.mark.parametrize("name, kw, match", [
-    ("cnn", {"readout": "max"}, "argument `readout`"),
-    ("cnn", {"padding": "same"}, "argument `padding`"),
-    ("cnn", {"k": 9, "length": 6}, "argument `k`"),
-    ("attention", {"n_tokens": 1}, "argument `n_tokens`"),
-    ("qk_attention", {"n_heads": 1}, "argument `n_heads`"),
-    ("moe", {"gate": "top1"}, "argument `gate`"),
-    ("moe", {"n_experts": 1}, "argument `n_experts`"),
-    ("moe", {"expert": "relu"}, "argument `expert`"),
-    ("moe", {"expert": "neuron", "gate": "softmax"}, "argument `gate`"),
-    ("deep_linear", {"w3": ()}, "argument `w3`"),
-    ("asymmetric_sensing", {"m": 0}, "argument `m`"),
-])
+@pytest.mark.parametrize(
+    "name, kw, match",
+    [
+        ("cnn", {"readout": "max"}, "argument `readout`"),
+        ("cnn", {"padding": "same"}, "argument `padding`"),
+        ("cnn", {"k": 9, "length": 6}, "argument `k`"),
+        ("attention", {"n_tokens": 1}, "argument `n_tokens`"),
+        ("qk_attention", {"n_heads": 1}, "argument `n_heads`"),
+        ("moe", {"gate": "top1"}, "argument `gate`"),
+        ("moe", {"n_experts": 1}, "argument `n_experts`"),
+        ("moe", {"expert": "relu"}, "argument `expert`"),
+        ("moe", {"expert": "neuron", "gate": "softmax"}, "argument `gate`"),
+        ("deep_linear", {"w3": ()}, "argument `w3`"),
+        ("asymmetric_sensing", {"m": 0}, "argument `m`"),
+    ],
+)
 def test_bad_parameters_are_refused(name, kw, match):
     with pytest.raises(ValueError, match=match):
         make_architecture(name, **kw)
@@ -304,6 +339,7 @@ def test_architectures_are_frozen_and_sample_inputs_are_seeded():
 
 
 # --- many samples at once: the classes' batched forms against the per-sample methods -------------
+
 
 def _stack(arch: Architecture, n: int, seed: int = 20):
     samples = [arch.sample_input(seed + i) for i in range(n)]
@@ -325,10 +361,11 @@ def test_batched_forms_and_predictor_equal_the_per_sample_methods(case):
         assert max_error(forms.A[i], e.A) <= 1e-14
         assert max_error(forms.f0[i], e.f0) <= 1e-14
         assert max_error(torch.zeros(arch.p) if forms.g is None else forms.g[i], e.g) <= 1e-14
-        assert max_error(torch.zeros(arch.p, arch.p) if forms.B is None else forms.B[i],
-                         e.B) <= 1e-14
+        assert (
+            max_error(torch.zeros(arch.p, arch.p) if forms.B is None else forms.B[i], e.B) <= 1e-14
+        )
     d = units(arch) + 1 if arch.n_units is None else arch.n_units
-    W = torch.stack([0.4 * W_random(arch.p, d, seed=s) for s in (1, 2, 3)])    # (R, p, d)
+    W = torch.stack([0.4 * W_random(arch.p, d, seed=s) for s in (1, 2, 3)])  # (R, p, d)
     one = torch.stack([arch.f(W[0], x) for x in samples])
     assert max_error(arch.predictor(xs)(W[0]), one) <= 1e-13
     assert max_error(arch.batched_f(W[0], xs), one) <= 1e-13
@@ -342,8 +379,13 @@ def test_methods_refuse_an_input_of_the_wrong_shape(case):
     the architecture; before, mlp(n_in=3).A(randn(5)) returned a 6 x 6 matrix."""
     arch = arch_of(case)
     x = arch.sample_input(0)
-    bad = (torch.cat([x, x[:1]]) if isinstance(x, torch.Tensor) and x.ndim == 1 else
-           torch.cat([x, x[:1]], dim=0) if isinstance(x, torch.Tensor) else x[:-1])
+    bad = (
+        torch.cat([x, x[:1]])
+        if isinstance(x, torch.Tensor) and x.ndim == 1
+        else torch.cat([x, x[:1]], dim=0)
+        if isinstance(x, torch.Tensor)
+        else x[:-1]
+    )
     for method in (arch.A, arch.g, arch.B, arch.f0, arch.expansion):
         with pytest.raises((ValueError, TypeError), match=rf"argument `x`.*{arch.name}"):
             method(bad)
@@ -352,8 +394,11 @@ def test_methods_refuse_an_input_of_the_wrong_shape(case):
 
 
 def test_the_reported_cases_are_refused():
-    with pytest.raises(ValueError, match=r"argument `x`: the input x of mlp.*expected shape "
-                                         r"\(3,\), got \(5,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"argument `x`: the input x of mlp.*expected shape "
+        r"\(3,\), got \(5,\)",
+    ):
         make_architecture("mlp", n_in=3).A(torch.randn(5, dtype=torch.float64))
     with pytest.raises(ValueError, match="argument `n_in`"):
         PhaseRetrieval(n_in=-1)

@@ -18,18 +18,20 @@ X = torch.tensor([0.7, -1.1], dtype=torch.float64)
 
 def polynomial(c3: float, c4: float, f0: float = 0.0):
     """f = f0 + sum_i [(u_i x)(v_i) + c3 (u_i x)^2 v_i + c4 (u_i x)^3 v_i], units (u_i, v_i)."""
+
     def f(W_, x):
         z, v = W_[0] * x[0], W_[1]
         return f0 + (z * v + c3 * z**2 * v + c4 * z**3 * v).sum()
+
     return f
 
 
 def test_small_leading_coefficient_is_measured_at_small_scales():
-    f = polynomial(c3=1e-3, c4=1.0)                      # R = 1e-3 s^3 + s^4 ...: order 3
+    f = polynomial(c3=1e-3, c4=1.0)  # R = 1e-3 s^3 + s^4 ...: order 3
     on_default = nqf.remainder_order(f, X, W, DEFAULT_SCALES)
     scales = asymptotic_scales(f, X, W)
     fit = nqf.remainder_order(f, X, W, scales)
-    assert abs(on_default.slope - 3) > 0.3                 # the fixed scales see the s^4 term
+    assert abs(on_default.slope - 3) > 0.3  # the fixed scales see the s^4 term
     assert abs(fit.slope - 3) < 0.02 and scales[-1] <= 1e-4
     assert len(scales) == 9 and np.isclose(scales[-1] / scales[0], 10**1.5)
 
@@ -53,9 +55,14 @@ def test_exact_model_gets_the_default_scales():
     assert np.allclose(asymptotic_scales(phase.f, x, W3), DEFAULT_SCALES)
 
 
-@pytest.mark.parametrize("kw, match", [({"margin": 0.0}, "argument `margin`"),
-                                       ({"decades": -1.0}, "argument `decades`"),
-                                       ({"points": 1}, "argument `points`")])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"margin": 0.0}, "argument `margin`"),
+        ({"decades": -1.0}, "argument `decades`"),
+        ({"points": 1}, "argument `points`"),
+    ],
+)
 def test_bad_arguments_are_refused(kw, match):
     with pytest.raises(ValueError, match=match):
         asymptotic_scales(polynomial(1.0, 1.0), X, W, **kw)

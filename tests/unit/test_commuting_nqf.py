@@ -14,7 +14,7 @@ torch.set_num_threads(1)
 
 def _data(K=5, n=8, seed=4):
     k = torch.arange(1, K + 1, dtype=torch.float64)
-    return nqf.commuting_data(2.0 * k ** -1.0, 0.5 * k ** -0.5, n=n, seed=seed)
+    return nqf.commuting_data(2.0 * k**-1.0, 0.5 * k**-0.5, n=n, seed=seed)
 
 
 def test_the_data_have_the_prescribed_modes():
@@ -24,19 +24,19 @@ def test_the_data_have_the_prescribed_modes():
     assert torch.allclose(data.a.T @ data.a / n, torch.diag(data.C), atol=1e-14)
     assert torch.allclose(data.a.T @ data.y / n, data.b, atol=1e-14)
     A = torch.einsum("ik,nk,jk->nij", data.E, data.a, data.E)
-    assert nqf.max_commutator(A) < 1e-13                           # commuting, yet not diagonal
+    assert nqf.max_commutator(A) < 1e-13  # commuting, yet not diagonal
     assert (A - torch.diag_embed(torch.diagonal(A, dim1=1, dim2=2))).abs().max() > 0.1
 
 
 def test_gradient_descent_is_simulate_W_on_the_dense_matrices():
     data = _data()
-    A = torch.einsum("ik,nk,jk->nij", data.E, data.a, data.E)     # A_mu = E diag(a_mu) E^T
+    A = torch.einsum("ik,nk,jk->nij", data.E, data.a, data.E)  # A_mu = E diag(a_mu) E^T
     W0 = 0.05 * torch.randn(5, 3, generator=nqf.generator(1), dtype=torch.float64)
     run = nqf.train_commuting_nqf(data, W0, lr=0.3, steps=40, record_z=True)
     dense = nqf.simulate_W(A, data.y, W0, 0.3, 40, record_every=1)
     assert np.allclose(run.loss, dense.loss, rtol=1e-11, atol=0)
     assert torch.allclose(run.W, dense.W, atol=1e-12)
-    z = torch.einsum("ik,tij,jk->tk", data.E, dense.M_traj, data.E)   # diag of E^T M E
+    z = torch.einsum("ik,tij,jk->tk", data.E, dense.M_traj, data.E)  # diag of E^T M E
     assert torch.allclose(run.z, z, atol=1e-12)
 
 
@@ -49,8 +49,9 @@ def test_each_mode_is_the_discrete_logistic_map():
     for t in range(1, 61):
         z = z * (1 + 2 * 0.2 * (data.b - data.C * z)) ** 2
         assert torch.allclose(run.z[t], z, rtol=1e-10, atol=0)
-    assert math.isclose(run.loss[-1], 0.5 * float((data.a @ z - data.y).square().mean()),
-                        rel_tol=1e-10)
+    assert math.isclose(
+        run.loss[-1], 0.5 * float((data.a @ z - data.y).square().mean()), rel_tol=1e-10
+    )
 
 
 def test_bad_arguments_are_named():

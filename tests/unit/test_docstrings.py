@@ -23,19 +23,41 @@ from book._ext.api_links import literal_maths  # noqa: E402
 from nqf_mini.quadratic_form import QuadraticExpansion  # noqa: E402
 from nqf_mini.staircase import DataModes, Staircase  # noqa: E402
 
-METHODS = ("f", "A", "g", "B", "f0", "expansion", "batched_forms", "batched_f", "predictor",
-           "sample_input", "check_input", "check_weights")
+METHODS = (
+    "f",
+    "A",
+    "g",
+    "B",
+    "f0",
+    "expansion",
+    "batched_forms",
+    "batched_f",
+    "predictor",
+    "sample_input",
+    "check_input",
+    "check_weights",
+)
 for _role in ("func", "class", "meth", "mod", "data", "attr", "exc"):
     roles.register_generic_role(_role, __import__("docutils").nodes.literal)
 
 
 # Results whose methods a reader calls (the chapters do).
-RESULT_METHODS = [(QuadraticExpansion, "predict"), (DataModes, "fractions"),
-                  (Staircase, "fractions"), (Staircase, "loss")]
+RESULT_METHODS = [
+    (QuadraticExpansion, "predict"),
+    (DataModes, "fractions"),
+    (Staircase, "fractions"),
+    (Staircase, "loss"),
+]
+
+
 def _objects():
-    out = [(name, getattr(nqf, name)) for name in nqf.__all__
-           if not (inspect.isclass(getattr(nqf, name))
-                   and issubclass(getattr(nqf, name), BaseException))]
+    out = [
+        (name, getattr(nqf, name))
+        for name in nqf.__all__
+        if not (
+            inspect.isclass(getattr(nqf, name)) and issubclass(getattr(nqf, name), BaseException)
+        )
+    ]
     out.append(("patch_matrix", patch_matrix))
     for key, cls in ARCHITECTURES.items():
         out.append((key, cls))
@@ -65,8 +87,9 @@ def test_docstring_documents_every_parameter_and_the_chapter(name, obj):
     for p in sig.parameters.values():
         if p.name in ("self", "cls"):
             continue
-        assert re.search(rf":param [^:]*\b{p.name}\b[^:]*:", rst), \
+        assert re.search(rf":param [^:]*\b{p.name}\b[^:]*:", rst), (
             f"{name}: `{p.name}` undocumented"
+        )
     if sig.return_annotation not in (None, "None", inspect.Signature.empty):
         assert ":returns:" in rst, f"{name}: no Returns section"
 

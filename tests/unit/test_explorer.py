@@ -25,8 +25,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from nqf_mini.course import explorer_live, explorer_page
-from nqf_mini.course.explorer import (FRAMES_ENV_VAR, MAX_FRAMES, Choice, Explorer, Slider,
-                                      explorer)
+from nqf_mini.course.explorer import FRAMES_ENV_VAR, MAX_FRAMES, Choice, Explorer, Slider, explorer
 from nqf_mini.course.style import COLORS
 
 DATA = Path(__file__).parent / "data"
@@ -36,8 +35,13 @@ def draw_line(fig: Figure, slope: float, kind: str = "line") -> None:
     """A cheap figure that depends visibly on both controls."""
     ax = fig.subplots()
     x = np.linspace(0.0, 1.0, 20)
-    ax.plot(x, slope * x, "o-" if kind == "dots" else "-", color=COLORS["network"],
-            label=f"slope {slope:g}")
+    ax.plot(
+        x,
+        slope * x,
+        "o-" if kind == "dots" else "-",
+        color=COLORS["network"],
+        label=f"slope {slope:g}",
+    )
     ax.set_ylim(-2, 2)
     ax.legend()
 
@@ -109,9 +113,9 @@ def test_one_frame_per_grid_point_and_they_differ(two):
     assert len(frames) == 8, "every grid point should draw a different figure"
     for png in frames:
         image = Image.open(io.BytesIO(png))
-        assert image.format == "PNG" and image.mode == "P"     # palette-quantised
-        assert image.size == (60, 45)                            # figsize x dpi
-        assert not image.info.get("Software")                    # no metadata
+        assert image.format == "PNG" and image.mode == "P"  # palette-quantised
+        assert image.size == (60, 45)  # figsize x dpi
+        assert not image.info.get("Software")  # no metadata
     assert two.frame() == two.frame(kind="line", slope=0.5) == two._repr_png_()
 
 
@@ -122,9 +126,13 @@ def test_same_input_same_bytes(two):
 
 
 def test_identical_frames_are_stored_once():
-    ex = explorer(lambda fig, n: fig.subplots().plot([0, 1], [0, 1]),
-                  Slider("n", range(5)), caption="Nothing moves here.", figsize=(1, 1),
-                  dpi=30)
+    ex = explorer(
+        lambda fig, n: fig.subplots().plot([0, 1], [0, 1]),
+        Slider("n", range(5)),
+        caption="Nothing moves here.",
+        figsize=(1, 1),
+        dpi=30,
+    )
     assert len(ex.index) == 5 and len(ex.frames) == 1
 
 
@@ -168,8 +176,8 @@ def test_markup_for_screen_readers_and_phones(two):
     name = [a for _, a in parts(html).elements if a.get("id") == box["aria-labelledby"]]
     assert len(name) == 1
     select, slider = parts(html).controls
-    assert "aria-label" not in select                     # "kind" needs no other name
-    assert slider["aria-label"] == "slope alpha s"        # shown: "slope α_s"
+    assert "aria-label" not in select  # "kind" needs no other name
+    assert slider["aria-label"] == "slope alpha s"  # shown: "slope α_s"
     assert slider["aria-valuetext"] == "0.5"
     assert f"height:{explorer_page.TARGET_PX}px" in slider["style"]
     assert f"min-height:{explorer_page.TARGET_PX}px" in select["style"]
@@ -184,16 +192,27 @@ def test_markup_for_screen_readers_and_phones(two):
     (view,) = by_class(html, "nqf-explorer-view")
     assert "overflow-x:auto" in view["style"]
     # A negative value is read as "minus 1", not "dash 1".
-    moved = explorer_page.render({**explorer_page.parse(html)[0], "controls": [
-        {**c, "default": 0} for c in explorer_page.parse(html)[0]["controls"]]},
-        *explorer_page.parse(html)[1:])
+    moved = explorer_page.render(
+        {
+            **explorer_page.parse(html)[0],
+            "controls": [{**c, "default": 0} for c in explorer_page.parse(html)[0]["controls"]],
+        },
+        *explorer_page.parse(html)[1:],
+    )
     assert parts(moved).controls[1]["aria-valuetext"] == "\u22121"
 
 
-@pytest.mark.parametrize("label, said", [
-    ("α_A", "alpha A"), ("(α1, α2)", "(alpha 1, alpha 2)"), ("coupling ρ", "coupling rho"),
-    ("log10 eps", "log10 eps"), ("width d", "width d"), ("σ_k / Σ", "sigma k / Sigma"),
-])
+@pytest.mark.parametrize(
+    "label, said",
+    [
+        ("α_A", "alpha A"),
+        ("(α1, α2)", "(alpha 1, alpha 2)"),
+        ("coupling ρ", "coupling rho"),
+        ("log10 eps", "log10 eps"),
+        ("width d", "width d"),
+        ("σ_k / Σ", "sigma k / Sigma"),
+    ],
+)
 def test_symbol_names_are_spoken_as_words(label, said):
     assert explorer_page.spoken(label) == said
 
@@ -212,7 +231,11 @@ def test_data_maps_every_control_value_to_its_frame(two):
             assert base64.b64decode(src) == two.frame(kind=kind, slope=slope)
     slider = [c for c in parts(html).controls if c["tag"] == "input"][0]
     assert (slider["type"], slider["min"], slider["max"], slider["value"]) == (
-        "range", "0", "3", "2")
+        "range",
+        "0",
+        "3",
+        "2",
+    )
 
 
 def test_rerender_reads_back_what_it_wrote(two):
@@ -229,7 +252,7 @@ def test_rerender_reads_back_what_it_wrote(two):
     assert explorer_page.parse(page) == (meta, first, None)
     prefix = f'(window.nqfExplorerFrames = window.nqfExplorerFrames || {{}})["{meta["id"]}"] = '
     assert script.startswith(prefix) and script.endswith(";\n")
-    assert json.loads(script[len(prefix):-2]) == data
+    assert json.loads(script[len(prefix) : -2]) == data
 
 
 def test_the_first_version_is_read_and_rendered_anew(two):
@@ -241,8 +264,10 @@ def test_the_first_version_is_read_and_rendered_anew(two):
     for key in ("caption", "width", "height", "complete"):
         assert meta[key] == new_meta[key], key
     assert meta["alt"] == "The figure"
-    assert [{k: c[k] for k in ("name", "label", "spoken", "kind", "labels", "default")}
-            for c in meta["controls"]] == new_meta["controls"]
+    assert [
+        {k: c[k] for k in ("name", "label", "spoken", "kind", "labels", "default")}
+        for c in meta["controls"]
+    ] == new_meta["controls"]
     assert len(data["index"]) == 8 and len({f for f in data["frames"] if f}) == 7
     html, _ = explorer_page.rerender(old)
     assert 'role="group"' in html and 'aria-valuetext="0.5"' in html
@@ -272,16 +297,21 @@ def test_values_reach_draw_as_given():
         seen.append((seed, name))
         fig.subplots()
 
-    explorer(draw, Slider("seed", np.arange(3)), Choice("name", ["a", "b"]),
-             caption="Seeds stay integers.", figsize=(1, 1), dpi=30)
+    explorer(
+        draw,
+        Slider("seed", np.arange(3)),
+        Choice("name", ["a", "b"]),
+        caption="Seeds stay integers.",
+        figsize=(1, 1),
+        dpi=30,
+    )
     assert all(type(seed) is int for seed, _ in seen)
     assert {s for s, _ in seen} == {0, 1, 2} and {n for _, n in seen} == {"a", "b"}
 
 
 def test_figure_draws_off_the_grid(two):
     fig = two.figure(slope=0.3)
-    assert isinstance(fig, Figure) and fig.axes[0].get_legend().texts[0].get_text() == (
-        "slope 0.3")
+    assert isinstance(fig, Figure) and fig.axes[0].get_legend().texts[0].get_text() == ("slope 0.3")
     with pytest.raises(ValueError, match="not on the grid"):
         two.frame(slope=0.3)
     with pytest.raises(ValueError, match="unknown control"):
@@ -293,33 +323,38 @@ def test_repr_says_what_it_holds(two):
     assert "kind (2) x slope (4)" in text and "8 grid points" in text
 
 
-@pytest.mark.parametrize("make, argument", [
-    (lambda: small(), "controls"),
-    (lambda: small(SLOPE, KIND, Choice("c", ["x", "y"])), "controls"),
-    (lambda: small(SLOPE, Slider("slope", [1, 2])), "controls"),
-    (lambda: small("slope"), "controls"),
-    (lambda: small(SLOPE, caption=""), "caption"),
-    (lambda: small(SLOPE, colors=1), "colors"),
-    (lambda: small(SLOPE, dpi=5), "dpi"),
-    (lambda: explorer(draw_line, SLOPE, caption="c", figsize=(0, 1)), "figsize"),
-    (lambda: explorer(draw_line, SLOPE, caption="c", figsize="big"), "figsize"),
-    (lambda: explorer("draw", SLOPE, caption="c"), "draw"),
-    (lambda: explorer(lambda fig, slope: None, SLOPE, caption="c"), "draw"),
-    (lambda: small(SLOPE, alt=3), "alt"),
-    (lambda: small(Slider("a", range(30)), Slider("b", range(MAX_FRAMES // 30 + 1))),
-     "controls"),
-    (lambda: Slider("slope", [1.0]), "values"),
-    (lambda: Slider("slope", [1.0, 0.5]), "values"),
-    (lambda: Slider("slope", [0.0, np.nan]), "values"),
-    (lambda: Slider("slope", ["a", "b"]), "values"),
-    (lambda: Slider("slope", [0.0, 1.0], default=0.3), "default"),
-    (lambda: Slider("slope", [0.0, 1.0], fmt="{:d}"), "fmt"),
-    (lambda: Slider("2d", [0.0, 1.0]), "name"),
-    (lambda: Choice("kind", ["line"]), "options"),
-    (lambda: Choice("kind", ["a", "a"]), "options"),
-    (lambda: Choice("kind", "ab"), "options"),
-    (lambda: Choice("kind", ["a", "b"], default="c"), "default"),
-])
+@pytest.mark.parametrize(
+    "make, argument",
+    [
+        (lambda: small(), "controls"),
+        (lambda: small(SLOPE, KIND, Choice("c", ["x", "y"])), "controls"),
+        (lambda: small(SLOPE, Slider("slope", [1, 2])), "controls"),
+        (lambda: small("slope"), "controls"),
+        (lambda: small(SLOPE, caption=""), "caption"),
+        (lambda: small(SLOPE, colors=1), "colors"),
+        (lambda: small(SLOPE, dpi=5), "dpi"),
+        (lambda: explorer(draw_line, SLOPE, caption="c", figsize=(0, 1)), "figsize"),
+        (lambda: explorer(draw_line, SLOPE, caption="c", figsize="big"), "figsize"),
+        (lambda: explorer("draw", SLOPE, caption="c"), "draw"),
+        (lambda: explorer(lambda fig, slope: None, SLOPE, caption="c"), "draw"),
+        (lambda: small(SLOPE, alt=3), "alt"),
+        (
+            lambda: small(Slider("a", range(30)), Slider("b", range(MAX_FRAMES // 30 + 1))),
+            "controls",
+        ),
+        (lambda: Slider("slope", [1.0]), "values"),
+        (lambda: Slider("slope", [1.0, 0.5]), "values"),
+        (lambda: Slider("slope", [0.0, np.nan]), "values"),
+        (lambda: Slider("slope", ["a", "b"]), "values"),
+        (lambda: Slider("slope", [0.0, 1.0], default=0.3), "default"),
+        (lambda: Slider("slope", [0.0, 1.0], fmt="{:d}"), "fmt"),
+        (lambda: Slider("2d", [0.0, 1.0]), "name"),
+        (lambda: Choice("kind", ["line"]), "options"),
+        (lambda: Choice("kind", ["a", "a"]), "options"),
+        (lambda: Choice("kind", "ab"), "options"),
+        (lambda: Choice("kind", ["a", "b"], default="c"), "default"),
+    ],
+)
 def test_bad_arguments_name_the_argument(make, argument):
     with pytest.raises((TypeError, ValueError), match=argument):
         make()
@@ -329,8 +364,9 @@ def test_bad_arguments_name_the_argument(make, argument):
 
 
 def live(*controls: Slider | Choice, draw=draw_line) -> Explorer:
-    ex = explorer(draw, *controls, caption="What to look for: the line tilts.",
-                  figsize=(2.0, 1.5), dpi=30)
+    ex = explorer(
+        draw, *controls, caption="What to look for: the line tilts.", figsize=(2.0, 1.5), dpi=30
+    )
     return ex
 
 
@@ -349,12 +385,14 @@ def test_live_controls_cover_the_whole_range(monkeypatch):
     assert type(slider).__name__ == "FloatSlider" and readout.value == "0.5"
     assert explorer_live.draw_value(SLOPE, 0.30000000000000004) == 0.3
     assert explorer_live.draw_value(SLOPE, -0.0) == 0.0
-    for control, kind, value, drawn in [(widths, "FloatLogSlider", 90.5, 90),
-                                        (seeds, "IntSlider", 2, 2)]:
-        (w, _), = live(control, draw=lambda fig, **v: fig.subplots()).widget().inputs
+    for control, kind, value, drawn in [
+        (widths, "FloatLogSlider", 90.5, 90),
+        (seeds, "IntSlider", 2, 2),
+    ]:
+        ((w, _),) = live(control, draw=lambda fig, **v: fig.subplots()).widget().inputs
         assert type(w).__name__ == kind and explorer_live.draw_value(control, value) == drawn
-    (w, _), = live(widths, draw=lambda fig, **v: fig.subplots()).widget().inputs
-    assert (10 ** w.min, 10 ** w.max) == pytest.approx((4, 1024))
+    ((w, _),) = live(widths, draw=lambda fig, **v: fig.subplots()).widget().inputs
+    assert (10**w.min, 10**w.max) == pytest.approx((4, 1024))
     assert explorer_live.slider_step(Slider("r", [0.0, 0.25, 0.5])) == 0.01
 
 
@@ -375,7 +413,7 @@ def test_live_view_redraws_the_value_and_paces_itself(monkeypatch):
 
     ex = live(Slider("slope", [-1.0, 0.0, 0.5, 1.0], default=0.5), draw=draw)
     view = ex.widget()
-    (slider, readout), = view.inputs
+    ((slider, readout),) = view.inputs
     assert view.follows and slider.continuous_update
     slider.value = -0.3
     assert readout.value == "-0.3" and view.values == {"slope": -0.3}

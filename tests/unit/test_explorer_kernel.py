@@ -25,7 +25,7 @@ from ..conftest import need
 
 from .kernel_driver import WIDGET_VIEW, Kernel
 
-CELL = '''
+CELL = """
 import numpy as np
 from nqf_mini.course.explorer import Choice, Slider, explorer
 
@@ -43,11 +43,11 @@ ex = explorer(draw, Choice("kind", ["line", "dots"]),
               caption="What to look for: the line tilts as the slope moves.",
               figsize=(2.4, 1.8), dpi=40)
 ex
-'''
+"""
 
-ORACLE = '''(lambda fig: (lambda b: (fig.savefig(b, format="png", dpi=ex.dpi,
+ORACLE = """(lambda fig: (lambda b: (fig.savefig(b, format="png", dpi=ex.dpi,
     metadata={{"Software": None}}), b.getvalue())[1])(__import__("io").BytesIO()))(
-    ex.figure({values}))'''
+    ex.figure({values}))"""
 
 
 def pixels(png: bytes) -> np.ndarray:
@@ -63,8 +63,9 @@ def drawn(kernel: Kernel, **values: object) -> np.ndarray:
 @pytest.fixture(scope="module")
 def kernel():
     need(importlib.util.find_spec("ipywidgets") is not None, "ipywidgets is not installed")
-    with Kernel(Path(__file__).parent, env={"NQF_EXPLORER_FRAMES": None,
-                                            "NQF_DEVICE": "cpu"}, timeout=300) as k:
+    with Kernel(
+        Path(__file__).parent, env={"NQF_EXPLORER_FRAMES": None, "NQF_DEVICE": "cpu"}, timeout=300
+    ) as k:
         yield k
 
 
@@ -80,9 +81,9 @@ def test_the_widget_redraws_any_value_as_a_front_end_moves_it(kernel):
     assert slider.state["description"] == "slope s" and menu.state["description"] == "kind"
     assert (slider.state["min"], slider.state["max"]) == (-1.0, 1.0)
     first = image.state["value"]
-    assert first == kernel.png("ex._repr_png_()")          # the default frame, precomputed
+    assert first == kernel.png("ex._repr_png_()")  # the default frame, precomputed
 
-    kernel.move(slider, value=0.3)                          # between the grid points 0 and 0.5
+    kernel.move(slider, value=0.3)  # between the grid points 0 and 0.5
     moved = image.state["value"]
     assert moved != first, "the figure did not change when the slider moved"
     assert np.array_equal(pixels(moved), drawn(kernel, kind="line", slope=0.3))
@@ -91,14 +92,17 @@ def test_the_widget_redraws_any_value_as_a_front_end_moves_it(kernel):
     readouts = [m for m in models if m.name == "LabelModel"]
     assert [m.state["value"] for m in readouts] == ["0.3"]
 
-    kernel.move(menu, index=1)                              # "dots"
+    kernel.move(menu, index=1)  # "dots"
     assert np.array_equal(pixels(image.state["value"]), drawn(kernel, kind="dots", slope=0.3))
     assert kernel.evaluate("ex.widget().current()") == {"kind": "dots", "slope": 0.3}
 
 
 def test_a_failing_draw_says_so_under_the_figure(kernel):
-    kernel.run(CELL.replace("ax.set_ylim(-2, 2)",
-                            "ax.set_ylim(-2, 2)\n    assert slope < 0.9, 'slope too steep'"))
+    kernel.run(
+        CELL.replace(
+            "ax.set_ylim(-2, 2)", "ax.set_ylim(-2, 2)\n    assert slope < 0.9, 'slope too steep'"
+        )
+    )
     models = kernel.descendants(kernel.evaluate("ex.widget().box.model_id"))
     (slider,) = [m for m in models if m.name == "FloatSliderModel"]
     (image,) = [m for m in models if m.name == "ImageModel"]
@@ -112,8 +116,7 @@ def test_a_failing_draw_says_so_under_the_figure(kernel):
 def test_all_frames_and_no_widget_when_asked(kernel):
     """``NQF_EXPLORER_FRAMES=all`` (the book's stored outputs): the static explorer
     with every frame, also in a kernel."""
-    with Kernel(Path(__file__).parent, env={"NQF_EXPLORER_FRAMES": "all"},
-                timeout=300) as kernel:
+    with Kernel(Path(__file__).parent, env={"NQF_EXPLORER_FRAMES": "all"}, timeout=300) as kernel:
         (output,) = kernel.run(CELL)
         assert WIDGET_VIEW not in output and 'class="nqf-explorer-data"' in output["text/html"]
         assert kernel.evaluate("[ex.live, ex.complete, len(ex.frames)]") == [False, True, 8]

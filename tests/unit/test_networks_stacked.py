@@ -45,7 +45,7 @@ def test_init_with_seeds_stacks_the_single_draws_at_their_scales():
     for r, (scale, seed) in enumerate(zip([0.1, 0.2, 0.3], [4, 5, 6])):
         u, v = nqf.two_layer_init(5, 7, 3, scale, seed=seed)
         assert torch.equal(U0[r], u) and torch.equal(V0[r], v)
-    U1, _ = nqf.two_layer_init(5, 7, 3, 0.2, seed=range(2))      # one scale for every run
+    U1, _ = nqf.two_layer_init(5, 7, 3, 0.2, seed=range(2))  # one scale for every run
     assert torch.equal(U1[1], nqf.two_layer_init(5, 7, 3, 0.2, seed=1)[0])
     with pytest.raises(ValueError, match="`scale`"):
         nqf.two_layer_init(5, 7, 3, [0.1, 0.2], seed=[1, 2, 3])
@@ -60,14 +60,20 @@ def test_init_with_seeds_stacks_the_single_draws_at_their_scales():
 
 
 @pytest.mark.parametrize("model", ["network", "nqf"])
-@pytest.mark.parametrize("kw", [dict(), dict(batch_size=4), dict(batch_size=4, seed=SEEDS),
-                                dict(optimizer="adam", lr=0.01)],
-                         ids=["gd", "sgd-shared-seed", "sgd-own-seeds", "adam"])
+@pytest.mark.parametrize(
+    "kw",
+    [dict(), dict(batch_size=4), dict(batch_size=4, seed=SEEDS), dict(optimizer="adam", lr=0.01)],
+    ids=["gd", "sgd-shared-seed", "sgd-own-seeds", "adam"],
+)
 def test_every_run_follows_its_single_run(model, kw):
     X, Y = _data()
     U0, V0 = nqf.two_layer_init(5, 7, 3, 0.3, seed=SEEDS)
-    kw = dict(lr=0.1, steps=60, model=model, record_every=10, record_outputs=True,
-              record_weights=True) | kw
+    kw = (
+        dict(
+            lr=0.1, steps=60, model=model, record_every=10, record_outputs=True, record_weights=True
+        )
+        | kw
+    )
     stacked = nqf.train_two_layer(X, Y, U0, V0, stacked=True, **kw)
     assert stacked.stacked and stacked.loss.shape == (RUNS, 7)
     assert stacked.outputs.shape == (7, RUNS, 16, 3) and stacked.U_traj.shape == (7, RUNS, 5, 7)
@@ -77,28 +83,30 @@ def test_every_run_follows_its_single_run(model, kw):
         alone = nqf.train_two_layer(X, Y, U0[r], V0[r], **single)
         _same(stacked, r, alone)
         moved = max(moved, (alone.U - U0[r]).abs().max().item())
-    assert moved > 1e-2          # the runs did train, so the comparison is not between starts
+    assert moved > 1e-2  # the runs did train, so the comparison is not between starts
 
 
 def test_own_minibatch_seeds_give_other_paths():
     X, Y = _data()
-    U0, V0 = nqf.two_layer_init(5, 7, 3, 0.3, seed=[1, 1])         # two equal starts
+    U0, V0 = nqf.two_layer_init(5, 7, 3, 0.3, seed=[1, 1])  # two equal starts
     same = nqf.train_two_layer(X, Y, U0, V0, lr=0.1, steps=20, batch_size=4, stacked=True)
-    own = nqf.train_two_layer(X, Y, U0, V0, lr=0.1, steps=20, batch_size=4, seed=[0, 1],
-                              stacked=True)
+    own = nqf.train_two_layer(
+        X, Y, U0, V0, lr=0.1, steps=20, batch_size=4, seed=[0, 1], stacked=True
+    )
     assert same.loss[0, -1] == same.loss[1, -1]
     assert abs(own.loss[0, -1] - own.loss[1, -1]) > 1e-6
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(batch_size=5), dict(batch_size=5, seed=SEEDS),
-                                dict(model="nqf", moments=True)],
-                         ids=["gd", "sgd-shared-seed", "sgd-own-seeds", "moments"])
+@pytest.mark.parametrize(
+    "kw",
+    [dict(), dict(batch_size=5), dict(batch_size=5, seed=SEEDS), dict(model="nqf", moments=True)],
+    ids=["gd", "sgd-shared-seed", "sgd-own-seeds", "moments"],
+)
 def test_runs_with_their_own_data(kw):
     """X (R, n, p), Y (R, n, K): run r trains on (X[r], Y[r]); with one output, Y (R, n)."""
     X, Y = _data(n=12, p=4, K=2, seed=3, runs=RUNS)
     U0, V0 = nqf.two_layer_init(4, 3, 2, 0.5, seed=[10, 11, 12])
-    kw = dict(lr=0.1, steps=25, activation="softplus0", record_every=5,
-              record_outputs=True) | kw
+    kw = dict(lr=0.1, steps=25, activation="softplus0", record_every=5, record_outputs=True) | kw
     stacked = nqf.train_two_layer(X, Y, U0, V0, stacked=True, **kw)
     for r in range(RUNS):
         single = kw | ({"seed": SEEDS[r]} if isinstance(kw.get("seed"), list) else {})
@@ -113,11 +121,12 @@ def test_runs_with_their_own_data(kw):
 def test_online_runs_each_on_its_own_teacher(model):
     teachers = [nqf.make_teacher(p=6, k=2, norm=1.5, seed=r) for r in range(RUNS)]
     X, _ = ts.evaluation_set(teachers[0], n=40, seed=7)
-    Y = torch.stack([t(X) for t in teachers])[..., None]            # (R, n, 1): own targets
+    Y = torch.stack([t(X) for t in teachers])[..., None]  # (R, n, 1): own targets
     seeds = [20 + r for r in range(RUNS)]
     U0, V0 = nqf.two_layer_init(6, 5, 1, 0.3, seed=[10, 11, 12])
-    common = dict(lr=0.05, steps=60, model=model, record_every=7, record_outputs=True,
-                  record_weights=True)
+    common = dict(
+        lr=0.05, steps=60, model=model, record_every=7, record_outputs=True, record_weights=True
+    )
     stream = nqf.online_stream(teachers, batch_size=4, steps=60, seed=seeds)
     stacked = nqf.train_two_layer(X, Y, U0, V0, stream=stream, stacked=True, **common)
     for r in range(RUNS):
@@ -164,7 +173,7 @@ def test_bad_arguments_are_named():
     X, Y = _data()
     U0, V0 = nqf.two_layer_init(5, 7, 3, 0.3, seed=[1, 2])
     call = dict(lr=0.1, steps=3)
-    with pytest.raises(TypeError, match="`seed`"):                    # seeds need stacked runs
+    with pytest.raises(TypeError, match="`seed`"):  # seeds need stacked runs
         nqf.train_two_layer(X, Y, U0[0], V0[0], seed=[1, 2], batch_size=4, **call)
     with pytest.raises(ValueError, match="`seed`"):
         nqf.train_two_layer(X, Y, U0, V0, seed=[1, 2, 3], batch_size=4, stacked=True, **call)
@@ -172,17 +181,18 @@ def test_bad_arguments_are_named():
         nqf.train_two_layer(X, Y, U0[0], V0[0], stacked=True, **call)
     with pytest.raises(ValueError, match="`V0`"):
         nqf.train_two_layer(X, Y, U0, V0[:1], stacked=True, **call)
-    with pytest.raises(ValueError, match="`X`"):                      # X for 3 runs, 2 runs
+    with pytest.raises(ValueError, match="`X`"):  # X for 3 runs, 2 runs
         nqf.train_two_layer(torch.stack([X] * 3), Y, U0, V0, stacked=True, **call)
-    with pytest.raises(ValueError, match="`Y`"):                      # targets for 3 runs
+    with pytest.raises(ValueError, match="`Y`"):  # targets for 3 runs
         nqf.train_two_layer(X, torch.stack([Y] * 3), U0, V0, stacked=True, **call)
-    with pytest.raises(ValueError, match="`Y`"):                      # per-run Y, one run
+    with pytest.raises(ValueError, match="`Y`"):  # per-run Y, one run
         nqf.train_two_layer(X, torch.stack([Y] * 2), U0[0], V0[0], **call)
     with pytest.raises(TypeError, match="`stream`"):
         nqf.train_two_layer(X, Y, U0, V0, stream=[lambda t: t], stacked=True, **call)
-    with pytest.raises(ValueError, match="`stream`"):                 # a batch for 3 runs
-        nqf.train_two_layer(X, Y, U0, V0, stacked=True,
-                            stream=lambda t: (torch.stack([X[:2]] * 3), Y[:2]), **call)
+    with pytest.raises(ValueError, match="`stream`"):  # a batch for 3 runs
+        nqf.train_two_layer(
+            X, Y, U0, V0, stacked=True, stream=lambda t: (torch.stack([X[:2]] * 3), Y[:2]), **call
+        )
     run = nqf.train_two_layer(X, Y, U0, V0, stacked=True, **call)
     with pytest.raises(ValueError, match="argument `r`"):
         run.run(2)

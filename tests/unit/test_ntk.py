@@ -13,10 +13,14 @@ from nqf_mini import DivergenceError
 def test_ntk_matches_autograd_jacobian():
     prob = ntk.scaled_nqf_problem(5, 0.5, 1.0, n=4, p=3, seed=2)
     W = torch.randn(3, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    def f(w):                            # f_mu = g.mu + mu^T B mu + Tr[w^T A w], written out here
+
+    def f(w):  # f_mu = g.mu + mu^T B mu + Tr[w^T A w], written out here
         mu = w.sum(dim=1)
-        return (prob.g @ mu + torch.einsum("p,npq,q->n", mu, prob.B, mu)
-                + torch.einsum("pi,npq,qi->n", w, prob.A, w))
+        return (
+            prob.g @ mu
+            + torch.einsum("p,npq,q->n", mu, prob.B, mu)
+            + torch.einsum("pi,npq,qi->n", w, prob.A, w)
+        )
 
     J = torch.autograd.functional.jacobian(f, W).flatten(1)
     assert torch.allclose(ntk.nqf_ntk(prob, W), J @ J.T, atol=1e-12)
@@ -55,15 +59,18 @@ def test_drift_errors():
         ntk.scaled_nqf_problem(16, math.nan, 1)
 
 
-@pytest.mark.parametrize("alpha_A, alpha_B, regime", [
-    (1.0, 0.5, "feature"),          # the boundary alpha_B = 1/2 belongs to feature learning
-    (1.0, 0.4999, "unclassified"),
-    (1.0, 1.0, "feature"),          # alpha_B = 1: the B term is d^0, not vanishing
-    (1.0, 1.0001, "lazy"),
-    (0.0, 2.0, "feature"),          # alpha_A = 0: the A term is O(1)
-    (1e-9, 1.5, "lazy"),
-    (-0.5, 2.0, "unclassified"),
-])
+@pytest.mark.parametrize(
+    "alpha_A, alpha_B, regime",
+    [
+        (1.0, 0.5, "feature"),  # the boundary alpha_B = 1/2 belongs to feature learning
+        (1.0, 0.4999, "unclassified"),
+        (1.0, 1.0, "feature"),  # alpha_B = 1: the B term is d^0, not vanishing
+        (1.0, 1.0001, "lazy"),
+        (0.0, 2.0, "feature"),  # alpha_A = 0: the A term is O(1)
+        (1e-9, 1.5, "lazy"),
+        (-0.5, 2.0, "unclassified"),
+    ],
+)
 def test_ntk_regime_boundaries(alpha_A, alpha_B, regime):
     assert ntk.ntk_regime(alpha_A, alpha_B) == regime
 
@@ -72,7 +79,7 @@ def test_drift_reports_the_unit_sum_it_reached():
     """unit_sum is |m(T)| of the same run: replay simulate_W from ntk_drift's initialisation."""
     prob = ntk.scaled_nqf_problem(32, 1.0, 1.5)
     result = ntk.ntk_drift(prob, lr=0.02)
-    W0 = ntk.initial_weights(prob, seed=1)                   # ntk_drift's default seed
+    W0 = ntk.initial_weights(prob, seed=1)  # ntk_drift's default seed
     run = nqf.simulate_W(prob.A, prob.y, W0, 0.02, 20000, g=prob.g, B=prob.B, stop_below=0.5)
     assert math.isclose(result.unit_sum, float(run.W.sum(dim=1).norm()), rel_tol=1e-12)
     assert math.isclose(result.time, 0.02 * (run.loss.shape[0] - 1), rel_tol=1e-12)
@@ -96,7 +103,7 @@ def test_initial_weights_have_entries_of_variance_init_scale_squared_over_d(d):
     N = W0.numel()
     assert W0.shape == (64, d)
     assert abs(W0.std().item() / (s / math.sqrt(d)) - 1) < 5 * math.sqrt(1 / (2 * N))
-    m = W0.sum(dim=1)                                   # 64 sums: a looser check of the law
+    m = W0.sum(dim=1)  # 64 sums: a looser check of the law
     assert abs(m.std().item() / s - 1) < 5 * math.sqrt(1 / (2 * 64))
     again = ntk.initial_weights(prob, init_scale=s, seed=3)
     assert torch.equal(W0, again)
@@ -108,6 +115,9 @@ def test_ntk_drift_starts_from_initial_weights():
     run = ntk.ntk_drift(prob, init_scale=0.3, max_steps=2000, seed=4)
     W0 = ntk.initial_weights(prob, init_scale=0.3, seed=4)
     mu = W0.sum(dim=1)
-    f = (prob.g @ mu + torch.einsum("p,npq,q->n", mu, prob.B, mu)
-         + torch.einsum("pi,npq,qi->n", W0, prob.A, W0))
+    f = (
+        prob.g @ mu
+        + torch.einsum("p,npq,q->n", mu, prob.B, mu)
+        + torch.einsum("pi,npq,qi->n", W0, prob.A, W0)
+    )
     assert abs(run.loss0 - 0.5 * (f - prob.y).square().mean().item()) < 1e-14

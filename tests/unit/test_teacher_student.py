@@ -52,8 +52,17 @@ def test_nqf_student_approaches_the_best_linear_loss():
     T = ts.make_teacher(p=8, k=2, seed=0)
     X, y = ts.evaluation_set(T, 2048)
     U0, V0 = nqf.two_layer_init(8, 8, 1, 0.05, seed=0)
-    run = nqf.train_two_layer(X, y, U0, V0, lr=0.02, steps=3000, model="nqf",
-                              stream=ts.online_stream(T, 8, 3000), record_every=500)
+    run = nqf.train_two_layer(
+        X,
+        y,
+        U0,
+        V0,
+        lr=0.02,
+        steps=3000,
+        model="nqf",
+        stream=ts.online_stream(T, 8, 3000),
+        record_every=500,
+    )
     lin = ts.best_linear_loss(T)
     assert abs(run.loss[-1] - lin) < 0.1 * lin
     assert run.loss[0] > 2 * lin
