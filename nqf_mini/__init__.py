@@ -104,7 +104,7 @@ from .commutativity import covariance_commutator, mlp_commutators
 from .real_data import digits_data, whiten
 from .staircase import data_modes, fitted_fractions, predict_staircase
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     # throughout

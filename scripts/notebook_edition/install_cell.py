@@ -24,11 +24,14 @@ import yaml
 TEMPLATE = """\
 # In Colab only: install the course package and change none of Colab's own packages;
 # compute on the CPU, as the stored outputs were. Elsewhere this cell does nothing.
-import os, subprocess, sys
+import os
+import subprocess
+import sys
+
 if "google.colab" in sys.modules:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "nqf_mini @ git+{url}@{ref}"],
-                   check=True)
+    package = "nqf_mini @ git+{url}@{ref}"
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", package]
+    subprocess.run(pip, check=True)
     os.environ["NQF_DEVICE"] = "cpu"  # to use a Colab GPU, write "cuda" here"""
 
 
