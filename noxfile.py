@@ -95,7 +95,7 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     session.install(*requirements)
     # Built from the session's own copy of the sources: the two sessions install side by
     # side (-j 2), and two setuptools builds in one checkout collide in its build/ folder.
-    src = Path(session.create_tmp()) / "src"
+    src = Path(session.create_tmp()).resolve() / "src"
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(
         ROOT / "nqf_mini", src / "nqf_mini", ignore=shutil.ignore_patterns("__pycache__")
