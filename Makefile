@@ -83,9 +83,10 @@ $(STUDENT_HTML): $(STAMP) $(VENDOR) $(BOOK_SOURCES) scripts/make_student.py \
 book-student: $(STUDENT_HTML)
 
 # Tests that need no built book: every folder of tests/ except book/ and browser/ (the
-# markers are set by folder in tests/conftest.py).
+# markers are set by folder in tests/conftest.py), JOBS test files at a time.
 unit: $(STAMP) $(VENDOR) bwrap
-	$(BIN)/python -m pytest tests -m "not build and not browser" -q
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -m "not build and not browser" -q \
+		-n $(JOBS) --dist loadfile
 
 # Every notebook re-executed and its stored outputs compared, JOBS notebooks at a time
 # (torch is single-threaded in every notebook; OMP_NUM_THREADS=1 keeps BLAS so too).
@@ -138,9 +139,10 @@ student: $(STAMP)
 	$(BIN)/python -m scripts.make_student --out student
 
 # The edition Colab, Binder and Jupyter open (committed): MyST rewritten as CommonMark
-# with the numbers of the HTML book (notebooks/book-numbering.json).
+# with the numbers of the HTML book, from the numbering table its build writes
+# (book/_ext/numbering_table.py), copied to notebooks/book-numbering.json.
 notebooks: $(HTML)
-	$(BIN)/python -m scripts.make_notebooks --numbering-from _build/html
+	$(BIN)/python -m scripts.make_notebooks --numbering-from _build/.doctrees/book-numbering.json
 
 # Write the canonical Colab install cell (scripts/notebook_edition/install_cell.py)
 # into every chapter.

@@ -22,7 +22,7 @@ from nqf_mini.architectures import ARCHITECTURES
 
 
 def seconds(fn, repeats: int) -> float:
-    fn()                                            # warm-up
+    fn()  # warm-up
     best = float("inf")
     for _ in range(3):
         start = time.process_time()
@@ -42,26 +42,31 @@ def stack(arch, n: int):
 def main() -> None:
     torch.set_num_threads(1)
     n, runs = 256, 8
-    print(f"{'architecture':>20} {'forms: batched / loop':>22} {'network: batched / loop':>24} "
-          f"{'f: checks / compute':>20}")
+    print(
+        f"{'architecture':>20} {'forms: batched / loop':>22} {'network: batched / loop':>24} "
+        f"{'f: checks / compute':>20}"
+    )
     for name in ARCHITECTURES:
         arch = nqf.make_architecture(name)
         xs, samples = stack(arch, n)
         d = arch.n_units or 4
-        W = 0.3 * torch.randn(runs, arch.p, d, dtype=torch.float64,
-                              generator=torch.Generator().manual_seed(0))
+        W = 0.3 * torch.randn(
+            runs, arch.p, d, dtype=torch.float64, generator=torch.Generator().manual_seed(0)
+        )
         t_forms = seconds(lambda: arch.batched_forms(xs), 3)
         t_loop = seconds(lambda: [arch.expansion(x) for x in samples], 1)
         predict = arch.predictor(xs)
         t_net = seconds(lambda: predict(W), 3)
-        few = samples[:16]                           # the loop over runs x inputs, scaled up
+        few = samples[:16]  # the loop over runs x inputs, scaled up
         t_net_loop = seconds(lambda: [arch.f(w, x) for w in W for x in few], 1) * n / len(few)
         x0 = samples[0]
         x_checked = arch.check_input(x0)
         t_checked = seconds(lambda: arch.f(W[0], x0), 200)
         t_bare = seconds(lambda: arch._f(W[0], x_checked), 200)
-        print(f"{name:>20} {t_forms / t_loop:>22.3f} {t_net / t_net_loop:>24.3f} "
-              f"{(t_checked - t_bare) / t_bare:>20.2f}")
+        print(
+            f"{name:>20} {t_forms / t_loop:>22.3f} {t_net / t_net_loop:>24.3f} "
+            f"{(t_checked - t_bare) / t_bare:>20.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -38,11 +38,13 @@ def honest_submission(chapter: Path, dest: Path) -> Path:
     """The student edition of ``chapter`` with the instructor's solutions in its
     skeletons."""
     (written,) = make_student.build([chapter], dest)
-    solutions = [c.source for c in nbformat.read(chapter, as_version=4).cells
-                 if c.cell_type == "code" and "solution" in c.metadata.get("tags", [])]
+    solutions = [
+        c.source
+        for c in nbformat.read(chapter, as_version=4).cells
+        if c.cell_type == "code" and "solution" in c.metadata.get("tags", [])
+    ]
     nb = nbformat.read(written, as_version=4)
-    skeletons = [c for c in nb.cells
-                 if make_student.SKELETON_TAG in c.metadata.get("tags", [])]
+    skeletons = [c for c in nb.cells if make_student.SKELETON_TAG in c.metadata.get("tags", [])]
     assert len(skeletons) == len(solutions), chapter.name
     for cell, source in zip(skeletons, solutions):
         cell.source = source
@@ -75,18 +77,21 @@ def main() -> int:
         grade.grade_notebook = original
     missed = [r for r in rows if r["verdict"] != "pass"]
     notebooks = sum(len(v) for v in costs.values())
-    per_chapter = {c: statistics.mean(v) + grader_cpu / notebooks
-                   for c, v in sorted(costs.items())}
-    print(f"{notebooks} notebooks graded in {wall:.0f} s wall ({CORES} at a time); "
-          f"{len(missed)} answers not passed")
+    per_chapter = {c: statistics.mean(v) + grader_cpu / notebooks for c, v in sorted(costs.items())}
+    print(
+        f"{notebooks} notebooks graded in {wall:.0f} s wall ({CORES} at a time); "
+        f"{len(missed)} answers not passed"
+    )
     for chapter, cpu in per_chapter.items():
         print(f"  chapter {chapter}: {cpu:5.1f} CPU s per notebook")
     mean = statistics.mean(per_chapter.values())
     student = sum(per_chapter.values()) + mean * (CHAPTERS - len(per_chapter))
     minutes = CLASS * student / CORES / 60
-    print(f"one student, {CHAPTERS} chapters: {student:.0f} CPU s; a class of {CLASS} on "
-          f"{CORES} quiet cores: {minutes:.0f} min, ratio to the {GOAL_MINUTES:.0f}-min "
-          f"goal {minutes / GOAL_MINUTES:.2f}")
+    print(
+        f"one student, {CHAPTERS} chapters: {student:.0f} CPU s; a class of {CLASS} on "
+        f"{CORES} quiet cores: {minutes:.0f} min, ratio to the {GOAL_MINUTES:.0f}-min "
+        f"goal {minutes / GOAL_MINUTES:.2f}"
+    )
     return 1 if missed else 0
 
 

@@ -1,4 +1,5 @@
-"""How much the M-space closure saves (Theorem 2, Chapter 3) and what the logistic closed form saves.
+"""How much the M-space closure saves (Theorem 2, Chapter 3) and what the logistic closed form
+saves.
 
 Prints the time per step of weight-space training (autograd through W W^T, cost O(p^2 d)) and of the
 closed M-space update (cost O(n p^2 + p^3), independent of the width d), for p = 16, n = 64 and
@@ -22,9 +23,9 @@ WIDTHS = (64, 1024, 4096, 16384)
 def _problem(d: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
     X = torch.randn(N, P, P, generator=gen, dtype=torch.float64)
-    A = (X + X.transpose(1, 2)) / (2 * P)                             # (n, p, p)
-    y = torch.randn(N, generator=gen, dtype=torch.float64)            # (n,)
-    W0 = torch.randn(P, d, generator=gen, dtype=torch.float64) / d ** 0.5   # M(0) = O(1)
+    A = (X + X.transpose(1, 2)) / (2 * P)  # (n, p, p)
+    y = torch.randn(N, generator=gen, dtype=torch.float64)  # (n,)
+    W0 = torch.randn(P, d, generator=gen, dtype=torch.float64) / d**0.5  # M(0) = O(1)
     return A, y, W0
 
 
@@ -45,7 +46,7 @@ def bench_logistic(device: str = "cpu") -> tuple[float, float, float]:
     """Seconds for K = 64 modes at 200 times: logistic closed form, LV integration, max rel. gap."""
     K = 64
     k = torch.arange(1, K + 1, dtype=torch.float64)
-    b, c = k ** -0.5, torch.ones(K, dtype=torch.float64)               # zeta = 4 b, z* = b
+    b, c = k**-0.5, torch.ones(K, dtype=torch.float64)  # zeta = 4 b, z* = b
     z0 = 1e-8 * b
     t = torch.linspace(0.0, 40.0, 200, dtype=torch.float64)
     exact = logistic(z0, b / c, 4 * b, t)
@@ -63,8 +64,10 @@ def main() -> None:
     for d, t_w, t_m in bench_width():
         print(f"{d:>7} {1e3 * t_w:>12.3f} {1e3 * t_m:>12.4f} {t_w / t_m:>8.1f}")
     t_closed, t_lv, gap = bench_logistic()
-    print(f"logistic closed form (64 modes x 200 times): {1e3 * t_closed:.3f} ms; "
-          f"lotka_volterra: {1e3 * t_lv:.0f} ms ({t_lv / t_closed:.0f}x); max relative gap {gap:.1e}")
+    print(
+        f"logistic closed form (64 modes x 200 times): {1e3 * t_closed:.3f} ms; "
+        f"lotka_volterra: {1e3 * t_lv:.0f} ms ({t_lv / t_closed:.0f}x); max relative gap {gap:.1e}"
+    )
 
 
 if __name__ == "__main__":

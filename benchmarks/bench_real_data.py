@@ -44,24 +44,32 @@ def main() -> None:
     U0, V0 = torch.stack([u for u, _ in draws]), torch.stack([v for _, v in draws])
     kw = dict(lr=0.5, steps=STEPS, record_every=STEPS)
 
-    data = per_step(lambda: nqf.train_two_layer(X, Y, U0, V0, model="nqf", stacked=True,
-                                                **kw))
-    moments = per_step(lambda: nqf.train_two_layer(X, Y, U0, V0, model="nqf", stacked=True,
-                                                   moments=True, **kw))
-    print(f"NQF, 3 stacked runs: data {data:.2f} ms/step, moments {moments:.3f} ms/step, "
-          f"ratio {data / moments:.0f}")
+    data = per_step(lambda: nqf.train_two_layer(X, Y, U0, V0, model="nqf", stacked=True, **kw))
+    moments = per_step(
+        lambda: nqf.train_two_layer(X, Y, U0, V0, model="nqf", stacked=True, moments=True, **kw)
+    )
+    print(
+        f"NQF, 3 stacked runs: data {data:.2f} ms/step, moments {moments:.3f} ms/step, "
+        f"ratio {data / moments:.0f}"
+    )
 
     X32, Y32 = X.float(), Y.float()
-    one = per_step(lambda: [nqf.train_two_layer(X32, Y32, u.float(), v.float(), **kw)
-                            for u, v in draws])
-    stacked = per_step(lambda: nqf.train_two_layer(X32, Y32, U0.float(), V0.float(),
-                                                   stacked=True, **kw))
-    print(f"tanh network, 3 runs in float32: one at a time {one:.2f} ms/step, stacked "
-          f"{stacked:.2f} ms/step, ratio {one / stacked:.2f}")
+    one = per_step(
+        lambda: [nqf.train_two_layer(X32, Y32, u.float(), v.float(), **kw) for u, v in draws]
+    )
+    stacked = per_step(
+        lambda: nqf.train_two_layer(X32, Y32, U0.float(), V0.float(), stacked=True, **kw)
+    )
+    print(
+        f"tanh network, 3 runs in float32: one at a time {one:.2f} ms/step, stacked "
+        f"{stacked:.2f} ms/step, ratio {one / stacked:.2f}"
+    )
 
     double = per_step(lambda: nqf.train_two_layer(X, Y, U0, V0, stacked=True, **kw))
-    print(f"tanh network, 3 stacked runs: float64 {double:.2f} ms/step, float32 "
-          f"{stacked:.2f} ms/step, ratio {double / stacked:.2f}")
+    print(
+        f"tanh network, 3 stacked runs: float64 {double:.2f} ms/step, float32 "
+        f"{stacked:.2f} ms/step, ratio {double / stacked:.2f}"
+    )
 
 
 if __name__ == "__main__":

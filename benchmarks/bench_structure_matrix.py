@@ -17,7 +17,7 @@ import nqf_mini.architectures
 
 
 def seconds(fn, repeats: int) -> float:
-    fn()                                            # warm-up
+    fn()  # warm-up
     start = time.perf_counter()
     for _ in range(repeats):
         fn()
@@ -33,7 +33,9 @@ def main() -> None:
     torch.set_num_threads(1)
     cases = [("mlp", dict(n_in=n)) for n in (8, 32, 128)]
     cases += [("attention", dict(n_in=n, n_tokens=6, h=2, h_v=2)) for n in (4, 8)]
-    print(f"{'architecture':>12} {'p':>5} {'structure_matrix (ms)':>22} {'ratio to one gradient':>22}")
+    print(
+        f"{'architecture':>12} {'p':>5} {'structure_matrix (ms)':>22} {'ratio to one gradient':>22}"
+    )
     for name, params in cases:
         arch = nqf.make_architecture(name, **params)
         x = arch.sample_input(0)

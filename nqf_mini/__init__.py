@@ -37,34 +37,52 @@ from .dynamics import simulate_M, simulate_M_mu, simulate_W
 
 # Chapter 4: the Lotka-Volterra reduction
 from .lotka_volterra import (
-    logistic, lotka_volterra, mode_strengths, nnls_end_state, reduce_commuting,
+    logistic,
+    lotka_volterra,
+    mode_strengths,
+    nnls_end_state,
+    reduce_commuting,
 )
 from .piecewise_linear import piecewise_linear_limit
 from .riccati import (
-    isotropic_dataset, isotropy_constant, riccati_closed_form, single_sample_solution,
+    isotropic_dataset,
+    isotropy_constant,
+    riccati_closed_form,
+    single_sample_solution,
 )
 
 # Chapter 5: sudden learning
 from .agreement import first_exceeding, loss_gap, relative_gap
 from .ignition import (
-    crossing_times, ignition_slope, ignition_times, logistic_ignition_time, mode_fractions,
+    crossing_times,
+    ignition_slope,
+    ignition_times,
+    logistic_ignition_time,
+    mode_fractions,
     predicted_ignition_time,
 )
 from .initialisation import eps_from_sigma, identity_init
 from .networks import train_two_layer, two_layer_init, two_layer_output
 from .piecewise_linear import limit_ignition_slopes
 from .remainder import trajectory_remainder
-from .two_layer_ensemble import train_two_layer_ensemble, two_layer_ensemble_init
 
 # Chapter 6: scaling laws
 from .exponents import (
-    feature_exponent, fourier_exponent, nonproportional_exponent, rank_one_exponent,
+    feature_exponent,
+    fourier_exponent,
+    nonproportional_exponent,
+    rank_one_exponent,
     sample_exponent,
 )
 from .loss_curves import (
-    feature_wise_curve, hurwitz_tail, ignition_window, logistic_loss_curve, power_law_modes,
+    feature_wise_curve,
+    hurwitz_tail,
+    ignition_window,
+    logistic_loss_curve,
+    power_law_modes,
     sample_wise_curve,
 )
+from .commuting_nqf import commuting_data, train_commuting_nqf
 from .networks import train_square_network
 from .power_law_fit import fit_power_law
 from .rank_one import rank_one_curve
@@ -74,6 +92,7 @@ from .spectral_data import fourier_features, fourier_modes, orthonormal_samples,
 from .commutativity import nearest_commuting, perturb_commuting
 from .ntk import drift_scaling, ntk_drift, ntk_regime, scaled_nqf_problem
 from .remainder import scaled_remainder
+from .stacked_dynamics import simulate_M_stacked
 from .teacher_student import best_linear_fit, make_teacher, online_stream
 
 # Chapters 8 and 9: the paper's experiments (deep networks: nqf_mini.deep)
@@ -89,39 +108,103 @@ __version__ = "0.2.0"
 
 __all__ = [
     # throughout
-    "default_device", "generator", "DivergenceError",
+    "default_device",
+    "generator",
+    "DivergenceError",
     # Chapter 1
-    "structure_matrix", "structure_matrices", "quadratic_expansion", "nqf_value", "offdiag",
-    "permutation_asymmetry", "zgz_violation", "satisfies_zgz", "remainder_order",
+    "structure_matrix",
+    "structure_matrices",
+    "quadratic_expansion",
+    "nqf_value",
+    "offdiag",
+    "permutation_asymmetry",
+    "zgz_violation",
+    "satisfies_zgz",
+    "remainder_order",
     # Chapter 2
-    "make_architecture", "max_commutator", "train_module",
+    "make_architecture",
+    "max_commutator",
+    "train_module",
     # Chapter 3
-    "simulate_W", "simulate_M", "simulate_M_mu", "compress_rank", "lift_weights", "psd_factor",
+    "simulate_W",
+    "simulate_M",
+    "simulate_M_mu",
+    "compress_rank",
+    "lift_weights",
+    "psd_factor",
     "compress_data_subspace",
     # Chapter 4
-    "lotka_volterra", "logistic", "reduce_commuting", "mode_strengths", "nnls_end_state",
-    "piecewise_linear_limit", "isotropy_constant", "isotropic_dataset", "riccati_closed_form",
+    "lotka_volterra",
+    "logistic",
+    "reduce_commuting",
+    "mode_strengths",
+    "nnls_end_state",
+    "piecewise_linear_limit",
+    "isotropy_constant",
+    "isotropic_dataset",
+    "riccati_closed_form",
     "single_sample_solution",
     # Chapter 5
-    "two_layer_init", "two_layer_output", "train_two_layer", "crossing_times", "ignition_times",
-    "logistic_ignition_time", "predicted_ignition_time", "ignition_slope",
-    "limit_ignition_slopes", "mode_fractions",
-    "loss_gap", "relative_gap", "first_exceeding", "trajectory_remainder",
-    "identity_init", "eps_from_sigma", "two_layer_ensemble_init", "train_two_layer_ensemble",
+    "two_layer_init",
+    "two_layer_output",
+    "train_two_layer",
+    "crossing_times",
+    "ignition_times",
+    "logistic_ignition_time",
+    "predicted_ignition_time",
+    "ignition_slope",
+    "limit_ignition_slopes",
+    "mode_fractions",
+    "loss_gap",
+    "relative_gap",
+    "first_exceeding",
+    "trajectory_remainder",
+    "identity_init",
+    "eps_from_sigma",
     # Chapter 6
-    "feature_exponent", "sample_exponent", "fourier_exponent", "rank_one_exponent",
-    "nonproportional_exponent", "logistic_loss_curve", "hurwitz_tail", "power_law_modes",
-    "feature_wise_curve", "sample_wise_curve", "ignition_window", "fit_power_law",
-    "rank_one_curve", "fourier_features", "fourier_modes", "orthonormal_samples",
-    "proportional_init", "train_square_network",
+    "feature_exponent",
+    "sample_exponent",
+    "fourier_exponent",
+    "rank_one_exponent",
+    "nonproportional_exponent",
+    "logistic_loss_curve",
+    "hurwitz_tail",
+    "power_law_modes",
+    "feature_wise_curve",
+    "sample_wise_curve",
+    "ignition_window",
+    "fit_power_law",
+    "rank_one_curve",
+    "fourier_features",
+    "fourier_modes",
+    "orthonormal_samples",
+    "proportional_init",
+    "train_square_network",
+    "commuting_data",
+    "train_commuting_nqf",
     # Chapter 7
-    "make_teacher", "online_stream", "best_linear_fit", "scaled_nqf_problem", "ntk_drift",
-    "drift_scaling", "ntk_regime", "perturb_commuting", "nearest_commuting", "scaled_remainder",
+    "make_teacher",
+    "online_stream",
+    "best_linear_fit",
+    "scaled_nqf_problem",
+    "ntk_drift",
+    "drift_scaling",
+    "ntk_regime",
+    "perturb_commuting",
+    "nearest_commuting",
+    "scaled_remainder",
+    "simulate_M_stacked",
     # Chapters 8 and 9
-    "module_pair", "agreement_window",
+    "module_pair",
+    "agreement_window",
     # Chapter 10
-    "digits_data", "whiten", "mlp_commutators", "covariance_commutator", "data_modes",
-    "predict_staircase", "fitted_fractions",
+    "digits_data",
+    "whiten",
+    "mlp_commutators",
+    "covariance_commutator",
+    "data_modes",
+    "predict_staircase",
+    "fitted_fractions",
 ]
 
 

@@ -24,7 +24,7 @@ def unit_blocks(W: torch.Tensor, start: int, shape: tuple[int, ...]) -> torch.Te
     as (..., d, *shape): the row-major vec convention of
     :func:`nqf_mini.architectures._helpers.unit_blocks`, with optional leading axes."""
     size = math.prod(shape)
-    rows = W[..., start:start + size, :].transpose(-1, -2)
+    rows = W[..., start : start + size, :].transpose(-1, -2)
     return rows.reshape(*W.shape[:-2], W.shape[-1], *shape)
 
 

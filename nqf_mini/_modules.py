@@ -7,7 +7,8 @@ takes a query and tokens). These helpers are shared by the extraction of A(x)
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -21,22 +22,26 @@ def check_input(x: Any, name: str = "x") -> Any:
     """Validate every leaf of ``x``: real, finite, non-empty tensors (numbers become tensors)."""
     if isinstance(x, (tuple, list)):
         if not x:
-            raise ValueError(f"argument `{name}`: expected an input, got an empty {type(x).__name__}")
+            raise ValueError(
+                f"argument `{name}`: expected an input, got an empty {type(x).__name__}"
+            )
         if not _holds_tensors(x):
-            return as_tensor(name, x)                 # a list of numbers: one float64 tensor
+            return as_tensor(name, x)  # a list of numbers: one float64 tensor
         return type(x)(check_input(v, name) for v in x)
     if isinstance(x, dict):
         return {k: check_input(v, name) for k, v in x.items()}
     if isinstance(x, torch.Tensor) and x.dtype == torch.bool:
-        raise TypeError(f"argument `{name}`: expected numbers, got a bool tensor of shape "
-                        f"{tuple(x.shape)}")
+        raise TypeError(
+            f"argument `{name}`: expected numbers, got a bool tensor of shape {tuple(x.shape)}"
+        )
     if isinstance(x, torch.Tensor) and not x.is_floating_point() and not x.is_complex():
         require_data_device(name, x)
-        return x                                      # integer inputs: indices, token ids
+        return x  # integer inputs: indices, token ids
     if isinstance(x, (torch.Tensor, np.ndarray, int, float)) and not isinstance(x, bool):
         return as_tensor(name, x) if not isinstance(x, torch.Tensor) else _checked(name, x)
-    raise TypeError(f"argument `{name}`: expected tensors (or tuples of tensors), "
-                    f"got {describe(x)}")
+    raise TypeError(
+        f"argument `{name}`: expected tensors (or tuples of tensors), got {describe(x)}"
+    )
 
 
 def _holds_tensors(x: Any) -> bool:
@@ -48,7 +53,7 @@ def _holds_tensors(x: Any) -> bool:
 
 
 def _checked(name: str, x: torch.Tensor) -> torch.Tensor:
-    as_tensor(name, x)                                # raises on complex, NaN, inf, empty
+    as_tensor(name, x)  # raises on complex, NaN, inf, empty
     return x
 
 
@@ -99,10 +104,14 @@ def input_device(x: Any) -> torch.device | None:
 def scalar_output(out: Any) -> torch.Tensor:
     """The output of f(W, x) as a 0-d tensor; refuse anything else naming ``f``."""
     if not isinstance(out, torch.Tensor):
-        raise TypeError(f"argument `f`: expected f(W, x) to return a tensor, got {type(out).__name__}")
+        raise TypeError(
+            f"argument `f`: expected f(W, x) to return a tensor, got {type(out).__name__}"
+        )
     if out.numel() != 1:
-        raise ValueError(f"argument `f`: expected f(W, x) to return a scalar, "
-                         f"got a tensor of shape {tuple(out.shape)}")
+        raise ValueError(
+            f"argument `f`: expected f(W, x) to return a scalar, "
+            f"got a tensor of shape {tuple(out.shape)}"
+        )
     return out.reshape(())
 
 
@@ -110,12 +119,15 @@ def require_finite_output(value: torch.Tensor, where: str) -> None:
     """Refuse a module whose value (or derivative) ``where`` is NaN or inf, naming ``f``."""
     if not bool(torch.isfinite(value).all()):
         bad = "NaN" if bool(torch.isnan(value).any()) else "inf"
-        raise ValueError(f"argument `f`: {where} is {bad}; the module must be finite (and "
-                         "twice differentiable) near W = 0 for this input")
+        raise ValueError(
+            f"argument `f`: {where} is {bad}; the module must be finite (and "
+            "twice differentiable) near W = 0 for this input"
+        )
 
 
-def prepare_call(f: Any, x: Any, dtype: torch.dtype, device: torch.device | None = None,
-                 name: str = "x") -> tuple[Any, torch.device]:
+def prepare_call(
+    f: Any, x: Any, dtype: torch.dtype, device: torch.device | None = None, name: str = "x"
+) -> tuple[Any, torch.device]:
     """Validate ``f`` and ``x`` (the argument ``name``) and cast x: returns (x on the device,
     the device)."""
     require_callable("f", f, "f(W, x) returning a scalar tensor", n_args=2)
@@ -129,9 +141,11 @@ def evaluate(f: Module, W: torch.Tensor, x: Any) -> torch.Tensor:
     try:
         out = f(W, x)
     except (RuntimeError, IndexError, TypeError, ValueError) as exc:
-        raise ValueError(f"argument `x`: f(W, x) failed for this input with W of shape "
-                         f"{tuple(W.shape)} ({type(exc).__name__}: {exc}); check that `x` has "
-                         "the structure and shape that `f` expects") from exc
+        raise ValueError(
+            f"argument `x`: f(W, x) failed for this input with W of shape "
+            f"{tuple(W.shape)} ({type(exc).__name__}: {exc}); check that `x` has "
+            "the structure and shape that `f` expects"
+        ) from exc
     out = scalar_output(out)
     require_finite_output(out.detach(), f"f(W, x) at W of shape {tuple(W.shape)}")
     return out

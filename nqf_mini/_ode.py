@@ -9,7 +9,8 @@ Lotka-Volterra system in log space (Chapter 4) and the single-sample ODE (Chapte
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 State = tuple
 Rhs = Callable[[State], State]
@@ -25,12 +26,14 @@ def rk4_step(rhs: Rhs, state: State, h: float, k1: State | None = None) -> State
     k2 = rhs(_axpy(state, h / 2, k1))
     k3 = rhs(_axpy(state, h / 2, k2))
     k4 = rhs(_axpy(state, h, k3))
-    return tuple(x + (h / 6) * (a + 2 * b + 2 * c + e)
-                 for x, a, b, c, e in zip(state, k1, k2, k3, k4))
+    return tuple(
+        x + (h / 6) * (a + 2 * b + 2 * c + e) for x, a, b, c, e in zip(state, k1, k2, k3, k4)
+    )
 
 
-def integrate(rhs: Rhs, state: State, times: Iterable[float],
-              max_step: float | Callable[[State], float]) -> list[State]:
+def integrate(
+    rhs: Rhs, state: State, times: Iterable[float], max_step: float | Callable[[State], float]
+) -> list[State]:
     """The states at each of ``times`` (increasing, from time 0), by RK4 steps of at most max_step.
 
     ``max_step`` is a number, or a function of the current state (a local time scale); between two

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -23,8 +23,9 @@ class Activation:
     Attributes:
         name: registry key.
         fn: elementwise torch function.
-        phi0, phi1, phi2: phi(0), phi'(0), phi''(0) in closed form (tests compare them with autograd).
-        smooth: False for functions that are not C^3 at 0 (ReLU), where Theorem 1 does not apply.
+        phi0, phi1, phi2: phi(0), phi'(0), phi''(0) in closed form (tests compare them with
+        autograd). smooth: False for functions that are not C^3 at 0 (ReLU), where Theorem 1 does
+        not apply.
     """
 
     name: str
@@ -46,6 +47,12 @@ def _gelu(z: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.gelu(z)
 
 
+def _tanh_no_cubic(z: torch.Tensor) -> torch.Tensor:
+    """tanh z + z^3 / 3 = z + 2 z^5 / 15 - ...: tanh without its cubic term (Chapter 6's control
+    for the harmonics a tanh network makes)."""
+    return torch.tanh(z) + z * z * z / 3.0
+
+
 ACTIVATIONS: dict[str, Activation] = {
     a.name: a
     for a in [
@@ -60,6 +67,7 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation("softplus0", _softplus0, 0.0, 0.5, 0.25),
         Activation("sigmoid", torch.sigmoid, 0.5, 0.25, 0.0),
         Activation("relu", torch.relu, 0.0, 0.0, 0.0, smooth=False),
+        Activation("tanh_no_cubic", _tanh_no_cubic, 0.0, 1.0, 0.0),
     ]
 }
 
@@ -73,5 +81,6 @@ def get_activation(phi: str | Activation, name: str = "phi") -> Activation:
         return phi
     if isinstance(phi, str) and phi in ACTIVATIONS:
         return ACTIVATIONS[phi]
-    raise ValueError(f"argument `{name}`: expected one of {sorted(ACTIVATIONS)} or an Activation, "
-                     f"got {phi!r}")
+    raise ValueError(
+        f"argument `{name}`: expected one of {sorted(ACTIVATIONS)} or an Activation, got {phi!r}"
+    )

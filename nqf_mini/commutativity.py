@@ -12,8 +12,8 @@ a commutator is measured relative to the two matrices,
 
 a number in [0, sqrt(2)] (the Boettcher-Wenzel inequality) that is 0 exactly when they commute and
 does not change when either matrix is rescaled. For the two-layer MLP,
-c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter 2). On real data the
-condition that decides the two-layer network's modes is weaker, a commutator of covariances
+c(A(x), A(x')) = sin(theta) / sqrt(2), theta the angle between x and x' (Chapter 2). On real data
+the condition that decides the two-layer network's modes is weaker, a commutator of covariances
 (:func:`covariance_commutator`, Chapter 10).
 """
 
@@ -26,7 +26,11 @@ from typing import Any, NamedTuple
 import torch
 
 from ._validate import (
-    as_tensor, require_nonnegative, require_positive, require_square_stack, require_trials,
+    as_tensor,
+    require_nonnegative,
+    require_positive,
+    require_square_stack,
+    require_trials,
 )
 from .seeds import generator
 
@@ -43,8 +47,10 @@ def commutator_norm(A1: torch.Tensor, A2: torch.Tensor) -> float:
     A1 = as_tensor("A1", A1, ndim=2)
     A2 = as_tensor("A2", A2, ndim=2, dtype=A1.dtype, device=A1.device)
     if A1.shape[0] != A1.shape[1] or A1.shape != A2.shape:
-        raise ValueError(f"arguments `A1`, `A2`: expected two square matrices of the same shape, "
-                         f"got {tuple(A1.shape)} and {tuple(A2.shape)}")
+        raise ValueError(
+            f"arguments `A1`, `A2`: expected two square matrices of the same shape, "
+            f"got {tuple(A1.shape)} and {tuple(A2.shape)}"
+        )
     scale = (A1.norm() * A2.norm()).item()
     if scale == 0.0:
         return 0.0
@@ -55,8 +61,8 @@ def pairwise_commutators(As: torch.Tensor) -> torch.Tensor:
     """All relative commutators c(A_mu, A_nu) of a stack As of shape (n, p, p): returns (n, n)."""
     As = as_tensor("As", As, ndim=3)
     require_square_stack("As", As)
-    norms = As.flatten(1).norm(dim=1)                            # (n,)
-    prod = torch.einsum("apq,bqr->abpr", As, As)                 # A_a A_b: (n, n, p, p)
+    norms = As.flatten(1).norm(dim=1)  # (n,)
+    prod = torch.einsum("apq,bqr->abpr", As, As)  # A_a A_b: (n, n, p, p)
     comm = (prod - prod.transpose(0, 1)).flatten(2).norm(dim=2)  # ||[A_a, A_b]||_F: (n, n)
     scale = torch.outer(norms, norms)
     return torch.where(scale > 0, comm / torch.where(scale > 0, scale, 1.0), 0.0)
@@ -81,32 +87,42 @@ def max_commutator(As: torch.Tensor) -> float:
     return pairwise_commutators(As).max().item()
 
 
-# --- real data: the two-layer network's matrices, and the covariance-level condition (Chapter 10) ---
+# --- real data: the two-layer network's matrices, the covariance-level condition (Chapter 10) -
+
 
 def mlp_commutators(X: Any, *, same_channel: bool = True) -> torch.Tensor:
-    """Relative commutators of a two-layer network's per-sample structure matrices (Chapter 10).
+    r"""Relative commutators of a two-layer network's per-sample structure matrices (Chapter 10).
 
-    Output channel c of F(x) = V^T phi(U^T x) has A_c(x) = (phi'(0) / 2) [[0, x e_c^T],
-    [e_c x^T, 0]] (Chapter 2). For two samples at angle theta,
+    Output channel c of :math:`F(x) = V^\top\phi(U^\top x)` has the structure matrix
+    :math:`A_c(x) = \tfrac{\phi'(0)}{2}\begin{pmatrix}0 & x e_c^\top\\ e_c x^\top & 0
+    \end{pmatrix}` (Chapter 2). For two samples at angle :math:`\theta`,
 
-        c(A_c(x), A_c(x')) = sin(theta) / sqrt 2,     c(A_c(x), A_c'(x')) = |cos(theta)| / sqrt 2
-        (c != c'),
+    .. math::
 
-    so Assumption 1 (all of them commute) needs collinear inputs. Computed from the Gram matrix.
+        c(A_c(x), A_c(x')) = \frac{\sin\theta}{\sqrt 2}, \qquad
+        c(A_c(x), A_{c'}(x')) = \frac{|\cos\theta|}{\sqrt 2} \quad (c \ne c'),
+
+    with :math:`c(A_1, A_2) = \|[A_1, A_2]\|_F / (\|A_1\|_F\|A_2\|_F)` (Chapter 2), so
+    Assumption 1 (all of them commute) needs collinear inputs. Computed from the Gram matrix of
+    the inputs, without forming the matrices.
 
     Args:
-        X: inputs (n, p); a zero row commutes with everything.
+        X: inputs :math:`x_\mu`, shape (n, p); a zero row commutes with everything.
         same_channel: pairs within one output channel (default) or across two channels.
 
     Returns:
-        The (n, n) matrix of c over sample pairs (0 on the diagonal for ``same_channel``).
+        The (n, n) tensor of :math:`c` over sample pairs (0 on the diagonal for
+        ``same_channel``), in X's dtype and on its device.
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it).
     """
     X = as_tensor("X", X, ndim=2)
     if not isinstance(same_channel, bool):
         raise TypeError(f"argument `same_channel`: expected True or False, got {same_channel!r}")
     norms = X.norm(dim=1)
     unit = X / torch.where(norms > 0, norms, 1.0)[:, None]
-    cos = (unit @ unit.T).clamp(-1.0, 1.0)                                   # (n, n)
+    cos = (unit @ unit.T).clamp(-1.0, 1.0)  # (n, n)
     c = (1.0 - cos.square()).clamp_min(0.0).sqrt() if same_channel else cos.abs()
     nonzero = (norms > 0)[:, None] & (norms > 0)[None, :]
     c = torch.where(nonzero, c / math.sqrt(2.0), 0.0)
@@ -116,21 +132,34 @@ def mlp_commutators(X: Any, *, same_channel: bool = True) -> torch.Tensor:
 
 
 def covariance_commutator(X: Any, Y: Any) -> float:
-    """c(S_xx, S_xy S_yx) = ||[S_xx, S_xy S_yx]||_F / (||S_xx||_F ||S_xy S_yx||_F) (Chapter 10).
+    r"""The covariance-level commutator
+    :math:`c(S_{xx}, S_{xy}S_{yx}) = \|[S_{xx}, S_{xy}S_{yx}]\|_F /
+    (\|S_{xx}\|_F\,\|S_{xy}S_{yx}\|_F)` (Chapter 10).
 
-    S_xx = X^T X / n, S_xy = X^T Y / n. Zero exactly when every singular direction r_k of S_xy is an
-    eigenvector of S_xx (distinct singular values), the condition under which the modes of the
-    two-layer NQF decouple (Saxe et al. 2014); whitened inputs (S_xx = I) satisfy it.
+    :math:`S_{xx} = X^\top X/n`, :math:`S_{xy} = X^\top Y/n`. Zero exactly when every singular
+    direction :math:`r_k` of :math:`S_{xy}` is an eigenvector of :math:`S_{xx}` (distinct
+    singular values), the condition under which the modes of the two-layer NQF decouple (Saxe et
+    al. 2014); whitened inputs (:math:`S_{xx} = I`, :func:`nqf_mini.whiten`) satisfy it.
 
     Args:
-        X: inputs (n, p); Y: targets (n, K) or (n,).
+        X: inputs, shape (n, p).
+        Y: targets, shape (n, K) or (n,).
+
+    Returns:
+        A float in :math:`[0, \sqrt 2]`, 0 up to round-off when the condition holds (0.0 when
+        either matrix is zero).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), e.g. Y with another number of rows.
     """
     X = as_tensor("X", X, ndim=2)
     Y = as_tensor("Y", Y, dtype=X.dtype, device=X.device)
     Y = Y[:, None] if Y.ndim == 1 else Y
     if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
-        raise ValueError(f"argument `Y`: expected shape ({X.shape[0]}, K) or ({X.shape[0]},), got "
-                         f"{tuple(Y.shape)}")
+        raise ValueError(
+            f"argument `Y`: expected shape ({X.shape[0]}, K) or ({X.shape[0]},) to "
+            f"match `X`, got {tuple(Y.shape)}"
+        )
     n = X.shape[0]
     Sxy = X.T @ Y / n
     return commutator_norm(X.T @ X / n, Sxy @ Sxy.T)
@@ -167,8 +196,8 @@ def common_eigenbasis(As: torch.Tensor, seed: int = 0) -> CommonEigenbasis:
     gen = generator(seed)
     c = torch.randn(As.shape[0], generator=gen, dtype=torch.float64).to(As)
     _, E = torch.linalg.eigh(torch.einsum("n,npq->pq", c, As))
-    D = E.T @ As @ E                                             # (n, p, p)
-    a = torch.diagonal(D, dim1=1, dim2=2)                        # (n, p)
+    D = E.T @ As @ E  # (n, p, p)
+    a = torch.diagonal(D, dim1=1, dim2=2)  # (n, p)
     off = (D - torch.diag_embed(a)).flatten(1).norm(dim=1)
     norms = As.flatten(1).norm(dim=1)
     rel = torch.where(norms > 0, off / torch.where(norms > 0, norms, 1.0), 0.0)
@@ -176,6 +205,7 @@ def common_eigenbasis(As: torch.Tensor, seed: int = 0) -> CommonEigenbasis:
 
 
 # --- from commuting to generic data (Chapter 7) ---------------------------------------------------
+
 
 def perturb_commuting(E: Any, a: Any, t: float, seed: int = 0) -> torch.Tensor:
     r""":math:`A_\mu(\chi) = E\,\mathrm{diag}(a_\mu)E^\top + \chi\|a_\mu\| S_\mu`: commuting at
@@ -200,8 +230,10 @@ def perturb_commuting(E: Any, a: Any, t: float, seed: int = 0) -> torch.Tensor:
     E = as_tensor("E", E, ndim=2)
     a = as_tensor("a", a, ndim=2, dtype=E.dtype, device=E.device)
     if E.shape[0] != E.shape[1] or a.shape[1] != E.shape[0]:
-        raise ValueError(f"arguments `E`, `a`: expected E (p, p) and a (n, p), got "
-                         f"{tuple(E.shape)} and {tuple(a.shape)}")
+        raise ValueError(
+            f"arguments `E`, `a`: expected E (p, p) and a (n, p), got "
+            f"{tuple(E.shape)} and {tuple(a.shape)}"
+        )
     t = require_nonnegative("t", t)
     n, p = a.shape
     gen = generator(seed)
@@ -216,7 +248,9 @@ def _off_norm(D: torch.Tensor) -> torch.Tensor:
     return (D - torch.diag_embed(torch.diagonal(D, dim1=1, dim2=2))).square().sum()
 
 
-def joint_diagonalizer(As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e-13) -> torch.Tensor:
+def joint_diagonalizer(
+    As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e-13
+) -> torch.Tensor:
     """An orthogonal E that minimises sum_mu ||offdiag(E^T A_mu E)||_F^2 (Jacobi sweeps, Chapter 7).
 
     Starts from the basis of :func:`common_eigenbasis` and applies Givens rotations chosen in closed
@@ -236,7 +270,7 @@ def joint_diagonalizer(As: Any, seed: int = 0, sweeps: int = 50, tol: float = 1e
         before = _off_norm(D)
         for i in range(p - 1):
             for j in range(i + 1, p):
-                g = torch.stack([D[:, i, i] - D[:, j, j], 2 * D[:, i, j]], dim=1)    # (n, 2)
+                g = torch.stack([D[:, i, i] - D[:, j, j], 2 * D[:, i, j]], dim=1)  # (n, 2)
                 _, vec = torch.linalg.eigh(g.T @ g)
                 x, y = vec[0, 1], vec[1, 1]
                 if x < 0:

@@ -3,8 +3,10 @@
 Training sees W only through M = W W^T (Theorem 2), so any W' of shape (p, d') with
 W' W'^T = M(0) reproduces f(t) under GD, SGD and gradient flow:
 
-* rank compression: the thin SVD W0 = P S R^T gives W'0 = P S (p, r), r = rank M(0) <= min(p, d), and
-  the wide weights are recovered at every time as W(t) = W'(t) R^T (each step multiplies W on the left);
+* rank compression: the thin SVD W0 = P S R^T gives W'0 = P S (p, r), r = rank M(0) <= min(p, d),
+and
+  the wide weights are recovered at every time as W(t) = W'(t) R^T (each step multiplies W on the
+  left);
 * data-subspace compression: if every A_mu = P A_mu P with P = V V^T, V of shape (p, r), then
   V^T M V evolves on its own with the data matrices V^T A_mu V, so r units suffice.
 """
@@ -16,7 +18,12 @@ from typing import Any
 import torch
 
 from ._validate import (
-    as_tensor, require_finite, require_positive, require_psd, require_shape, require_square_stack,
+    as_tensor,
+    require_finite,
+    require_positive,
+    require_psd,
+    require_shape,
+    require_square_stack,
     require_symmetric,
 )
 
@@ -45,9 +52,9 @@ def compress_rank(W0: Any, rtol: float = 1e-12) -> tuple[torch.Tensor, torch.Ten
     W0 = as_tensor("W0", W0, ndim=2)
     require_finite("W0", W0)
     rtol = require_positive("rtol", rtol)
-    P, s, Rt = torch.linalg.svd(W0, full_matrices=False)      # (p, k), (k,), (k, d)
+    P, s, Rt = torch.linalg.svd(W0, full_matrices=False)  # (p, k), (k,), (k, d)
     r = _keep(s, rtol)
-    return P[:, :r] * s[:r], Rt[:r].T.contiguous()              # (p, r), (d, r)
+    return P[:, :r] * s[:r], Rt[:r].T.contiguous()  # (p, r), (d, r)
 
 
 def lift_weights(W_compressed: Any, R: Any) -> torch.Tensor:
@@ -97,7 +104,9 @@ def psd_factor(M: Any, rtol: float = 1e-12) -> torch.Tensor:
 
 
 def compress_data_subspace(
-    A: Any, M0: Any, rtol: float = 1e-10,
+    A: Any,
+    M0: Any,
+    rtol: float = 1e-10,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Restrict the NQF to the joint range of the data matrices (Theorem 3, Chapter 3).
 
@@ -125,7 +134,7 @@ def compress_data_subspace(
     require_shape("M0", M0, (p, p), like="A")
     require_psd("M0", M0)
     rtol = require_positive("rtol", rtol)
-    stacked = A.permute(1, 0, 2).reshape(p, n * p)                 # [A_1 ... A_n]: (p, n p)
+    stacked = A.permute(1, 0, 2).reshape(p, n * p)  # [A_1 ... A_n]: (p, n p)
     U, s, _ = torch.linalg.svd(stacked, full_matrices=False)
-    V = U[:, : _keep(s, rtol)]                                     # (p, r)
+    V = U[:, : _keep(s, rtol)]  # (p, r)
     return V, V.T @ A @ V, V.T @ M0 @ V

@@ -41,7 +41,10 @@ from typing import Any
 import torch
 
 from ._validate import (
-    as_tensor, require_choice, require_positive, require_positive_int,
+    as_tensor,
+    require_choice,
+    require_positive,
+    require_positive_int,
 )
 from ._batched import softmax_last, unit_blocks
 from ._modules import check_input
@@ -59,7 +62,7 @@ def _split(theta: torch.Tensor, shapes: list[Shape]) -> list[torch.Tensor]:
     out, start, lead = [], 0, theta.shape[:-1]
     for shape in shapes:
         size = math.prod(shape)
-        out.append(theta[..., start:start + size].reshape(*lead, *shape))
+        out.append(theta[..., start : start + size].reshape(*lead, *shape))
         start += size
     return out
 
@@ -67,13 +70,16 @@ def _split(theta: torch.Tensor, shapes: list[Shape]) -> list[torch.Tensor]:
 def _check_theta(theta: Any, P: int) -> torch.Tensor:
     theta = as_tensor("theta", theta, ndim=1)
     if theta.shape[0] != P:
-        raise ValueError(f"argument `theta`: expected a flat parameter vector of "
-                         f"length {P}, got {theta.shape[0]}")
+        raise ValueError(
+            f"argument `theta`: expected a flat parameter vector of "
+            f"length {P}, got {theta.shape[0]}"
+        )
     return theta
 
 
-def _gaussian_theta(P: int, scale: float, seed: int, dtype: torch.dtype,
-                    device: torch.device | str | None) -> torch.Tensor:
+def _gaussian_theta(
+    P: int, scale: float, seed: int, dtype: torch.dtype, device: torch.device | str | None
+) -> torch.Tensor:
     scale = require_positive("scale", scale)
     gen = generator(seed)
     theta = scale * torch.randn(P, generator=gen, dtype=torch.float64)
@@ -124,12 +130,18 @@ class _Deep:
         """The leading order at small weights on one input (the class docstring)."""
         return self.forward(theta, x, "leading")
 
-    def forward(self, theta: torch.Tensor, x: Any, kind: str,
-                batched: bool = False) -> torch.Tensor:
+    def forward(
+        self, theta: torch.Tensor, x: Any, kind: str, batched: bool = False
+    ) -> torch.Tensor:
         raise NotImplementedError
 
-    def init(self, scale: float, seed: int = 0, dtype: torch.dtype = torch.float64,
-             device: torch.device | str | None = None) -> torch.Tensor:
+    def init(
+        self,
+        scale: float,
+        seed: int = 0,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str | None = None,
+    ) -> torch.Tensor:
         """theta with i.i.d. N(0, scale^2) entries, drawn on the CPU from ``seed``."""
         return _gaussian_theta(self.P, scale, seed, dtype, device)
 
@@ -165,17 +177,21 @@ class DeepMLP(_Deep):
     def __post_init__(self) -> None:
         require_positive_int("n_in", self.n_in)
         if not isinstance(self.widths, tuple) or not self.widths:
-            raise TypeError(f"argument `widths`: expected a tuple of hidden widths, "
-                            f"got {self.widths!r}")
+            raise TypeError(
+                f"argument `widths`: expected a tuple of hidden widths, got {self.widths!r}"
+            )
         for w in self.widths:
             require_positive_int("widths", w)
         if len(self.widths) % 2 == 0:
-            raise ValueError(f"argument `widths`: L = 2K layers have an odd number of "
-                             f"hidden widths, got {len(self.widths)}")
+            raise ValueError(
+                f"argument `widths`: L = 2K layers have an odd number of "
+                f"hidden widths, got {len(self.widths)}"
+            )
         act = get_activation(self.phi)
         if act.phi0 != 0.0 or not act.smooth:
-            raise ValueError(f"argument `phi`: the NQF needs a smooth phi, phi(0) = 0, "
-                             f"got {act.name}")
+            raise ValueError(
+                f"argument `phi`: the NQF needs a smooth phi, phi(0) = 0, got {act.name}"
+            )
 
     @property
     def act(self) -> Activation:
@@ -197,19 +213,20 @@ class DeepMLP(_Deep):
         """The number of parameters."""
         return sum(math.prod(s) for s in self.shapes)
 
-    def forward(self, theta: torch.Tensor, x: torch.Tensor, kind: str,
-                batched: bool = False) -> torch.Tensor:
+    def forward(
+        self, theta: torch.Tensor, x: torch.Tensor, kind: str, batched: bool = False
+    ) -> torch.Tensor:
         """f on x (n_in,) (or (n, n_in) with ``batched``) for theta (P,) or runs (R, P):
         returns (), (n,) or (R, n)."""
         X = x if batched else x[None]
         *Ws, w = _split(theta, self.shapes)
         c, act = self.act.phi1, self.act
-        z = X                                                 # (n, n_in) or (R, n, .)
+        z = X  # (n, n_in) or (R, n, .)
         if kind == "network":
             for W in Ws:
                 z = act(z @ W.transpose(-1, -2))
         elif kind == "nqf":
-            for k in range(0, len(Ws) - 1, 2):                   # block NQF, then phi
+            for k in range(0, len(Ws) - 1, 2):  # block NQF, then phi
                 z = act(c * (z @ Ws[k].transpose(-1, -2) @ Ws[k + 1].transpose(-1, -2)))
             z = c * (z @ Ws[-1].transpose(-1, -2))
         else:
@@ -265,14 +282,14 @@ class DeepAttention(_Deep):
         for arg in ("n_in", "n_tokens", "h", "h_v", "d1", "d2"):
             require_positive_int(arg, getattr(self, arg))
         if self.n_tokens < 2:
-            raise ValueError(f"argument `n_tokens`: expected at least 2 tokens, got "
-                             f"{self.n_tokens}")
+            raise ValueError(
+                f"argument `n_tokens`: expected at least 2 tokens, got {self.n_tokens}"
+            )
 
     @property
     def readout(self) -> MultiHeadAttention:
         """Layer 2 as the architecture of Chapter 2."""
-        return MultiHeadAttention(n_in=self.n_in, n_tokens=self.n_tokens, h=self.h,
-                                  h_v=self.h_v)
+        return MultiHeadAttention(n_in=self.n_in, n_tokens=self.n_tokens, h=self.h, h_v=self.h_v)
 
     @property
     def p1(self) -> int:
@@ -288,13 +305,20 @@ class DeepAttention(_Deep):
     def _heads(self, W: torch.Tensor, last: Shape) -> tuple[torch.Tensor, ...]:
         """Q, K (..., d, h, n), V (..., d, h_v, n) and the last block of each unit."""
         hn, vn = self.h * self.n_in, self.h_v * self.n_in
-        return (unit_blocks(W, 0, (self.h, self.n_in)),
-                unit_blocks(W, hn, (self.h, self.n_in)),
-                unit_blocks(W, 2 * hn, (self.h_v, self.n_in)),
-                unit_blocks(W, 2 * hn + vn, last))
+        return (
+            unit_blocks(W, 0, (self.h, self.n_in)),
+            unit_blocks(W, hn, (self.h, self.n_in)),
+            unit_blocks(W, 2 * hn, (self.h_v, self.n_in)),
+            unit_blocks(W, 2 * hn + vn, last),
+        )
 
-    def forward(self, theta: torch.Tensor, x: tuple[torch.Tensor, torch.Tensor],
-                kind: str, batched: bool = False) -> torch.Tensor:
+    def forward(
+        self,
+        theta: torch.Tensor,
+        x: tuple[torch.Tensor, torch.Tensor],
+        kind: str,
+        batched: bool = False,
+    ) -> torch.Tensor:
         """f on x = (q (n,), X (n, N)) (or (q (s, n), X (s, n, N)) with ``batched``) for
         theta (P,) or runs (R, P): returns (), (s,) or (R, s)."""
         q, X = (x[0], x[1]) if batched else (x[0][None], x[1][None])
@@ -303,14 +327,14 @@ class DeepAttention(_Deep):
         Q2, K2, V2, v2 = self._heads(W2, (self.h_v,))
         root = math.sqrt(self.h)
         if kind == "network":
-            Z = torch.cat([X, q[..., None]], dim=-1)                 # (s, n, N + 1)
+            Z = torch.cat([X, q[..., None]], dim=-1)  # (s, n, N + 1)
             QZ = torch.einsum("...dhk,skm->...sdhm", Q, Z)
             KX = torch.einsum("...dhk,skN->...sdhN", K, X)
             attn = softmax_last(torch.einsum("...sdhm,...sdhN->...sdmN", QZ, KX) / root)
             VX = torch.einsum("...dvk,skN->...sdvN", V, X)
             mixed = torch.einsum("...sdvN,...sdmN->...sdvm", VX, attn)
             Z1 = Z + torch.einsum("...dav,...sdvm->...sam", O, mixed)
-            q1, X1 = Z1[..., -1], Z1[..., :-1]                    # layer 2: Chapter 2
+            q1, X1 = Z1[..., -1], Z1[..., :-1]  # layer 2: Chapter 2
             queries = torch.einsum("...dhk,...sk->...sdh", Q2, q1)  # pairwise einsums
             keys = torch.einsum("...dhl,...slN->...sdhN", K2, X1)
             scores = torch.einsum("...sdh,...sdhN->...sdN", queries, keys) / root
@@ -318,16 +342,15 @@ class DeepAttention(_Deep):
             values = torch.einsum("...dk,...skN->...sdN", readout, X1)
             out = (values * softmax_last(scores)).sum((-1, -2))
         else:
-            xbar = X.mean(-1)                                        # (s, n)
+            xbar = X.mean(-1)  # (s, n)
             if kind == "nqf":
                 S = torch.einsum("...dav,...dvk->...ak", O, V)
                 xbar = xbar + torch.einsum("...ak,...sk->...sa", S, xbar)
-            readout = torch.einsum("...dv,...dvk->...k", v2, V2)    # sum_j V_j^T v_j
+            readout = torch.einsum("...dv,...dvk->...k", v2, V2)  # sum_j V_j^T v_j
             out = torch.einsum("...k,...sk->...s", readout, xbar)
         return out if batched else out[..., 0]
 
-    def layer1(self, W1: torch.Tensor, z: torch.Tensor,
-               X: torch.Tensor) -> torch.Tensor:
+    def layer1(self, W1: torch.Tensor, z: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
         """Layer 1 on one token or query z (n,) among the tokens X (n, N), for layer-1
         units W1 (p1, d) with any number d of heads (the module whose NQF Chapter 9
         derives): z + sum_i O_i V_i X softmax(X^T K_i^T Q_i z / sqrt(h))."""
@@ -344,8 +367,7 @@ class DeepAttention(_Deep):
         return torch.cat([U.reshape(-1) for U in units])
 
 
-def rotate_units(model: DeepMLP | DeepAttention, theta: Any,
-                 seed: int = 0) -> torch.Tensor:
+def rotate_units(model: DeepMLP | DeepAttention, theta: Any, seed: int = 0) -> torch.Tensor:
     """theta with every layer's units rotated, W^(l) -> W^(l) R_l (R_l orthogonal).
 
     Every order parameter M^(l) = W^(l) W^(l)^T is unchanged, so the layer-wise NQF is
@@ -353,8 +375,9 @@ def rotate_units(model: DeepMLP | DeepAttention, theta: Any,
     (Chapter 9).
     """
     if not isinstance(model, (DeepMLP, DeepAttention)):
-        raise TypeError(f"argument `model`: expected a DeepMLP or DeepAttention, got "
-                        f"{type(model).__name__}")
+        raise TypeError(
+            f"argument `model`: expected a DeepMLP or DeepAttention, got {type(model).__name__}"
+        )
     gen = generator(seed)
     rotated = []
     for U in model.units(theta):

@@ -26,8 +26,11 @@ def _available(device: torch.device) -> str | None:
         return None
     if device.type == "mps":
         mps = getattr(torch.backends, "mps", None)
-        return None if mps is not None and mps.is_available() else \
-            "MPS is not available on this machine"
+        return (
+            None
+            if mps is not None and mps.is_available()
+            else "MPS is not available on this machine"
+        )
     return f"the package computes on 'cpu', 'cuda' or 'mps', not {device.type!r}"
 
 
@@ -35,13 +38,16 @@ def _parse(source: str, value: object) -> torch.device:
     """``torch.device(value)`` for a string or a device, checked; ``source`` starts the message
     (e.g. "argument `device`")."""
     if not isinstance(value, (str, torch.device)):
-        raise TypeError(f"{source}: expected a torch device such as 'cpu' or 'cuda', "
-                        f"got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"{source}: expected a torch device such as 'cpu' or 'cuda', "
+            f"got {type(value).__name__} {value!r}"
+        )
     try:
         device = torch.device(value)
     except (RuntimeError, TypeError, ValueError) as exc:
-        raise ValueError(f"{source}: expected a torch device such as 'cpu' or 'cuda', "
-                         f"got {value!r}") from exc
+        raise ValueError(
+            f"{source}: expected a torch device such as 'cpu' or 'cuda', got {value!r}"
+        ) from exc
     reason = _available(device)
     if reason is not None:
         raise ValueError(f"{source} asks for {str(value)!r}, but {reason}")

@@ -19,32 +19,45 @@ the d units). With h = (1/n) sum_mu r_mu (g_mu + 2 B_mu mu), dL/dW = 2 G W + h 1
 
     mu+ = P mu - lr d h,    M+ = P M P - lr (P mu h^T + h mu^T P) + lr^2 d h h^T,    P = I - 2 lr G,
 
-and the flow dM/dt = -2 (G M + M G) - (mu h^T + h mu^T), dmu/dt = -2 G mu - d h: the dynamics close on
-(M, mu) for a given width d.
+and the flow dM/dt = -2 (G M + M G) - (mu h^T + h mu^T), dmu/dt = -2 G mu - d h: the dynamics close
+on (M, mu) for a given width d.
 
-Weight space (:func:`simulate_W`) takes its gradients from autograd, so it is an independent check of
-the M-space updates (:func:`simulate_M`, :func:`simulate_M_mu`). All three run on the training loop
-of :mod:`nqf_mini.training`.
+Weight space (:func:`simulate_W`) takes its gradients from autograd, so it is an independent check
+of the M-space updates (:func:`simulate_M`, :func:`simulate_M_mu`). All three run on the training
+loop of :mod:`nqf_mini.training`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, require_dtype, require_positive_int, require_psd, require_shape, require_steps,
-    require_symmetric_stack, require_unit_interval,
+    as_tensor,
+    require_dtype,
+    require_positive_int,
+    require_psd,
+    require_shape,
+    require_steps,
+    require_symmetric_stack,
+    require_unit_interval,
 )
 from .device import resolve_device
 from .training import (
-    State, WeightSpace, make_optimizer, minibatches, record_points, require_record_memory, train,
+    State,
+    WeightSpace,
+    make_optimizer,
+    minibatches,
+    record_points,
+    require_record_memory,
+    train,
 )
 
-_RK4_STABLE = 2.785         # RK4 is stable for h * lambda in (-2.785, 0] on the real axis
+_RK4_STABLE = 2.785  # RK4 is stable for h * lambda in (-2.785, 0] on the real axis
 
 
 @dataclass(frozen=True)
@@ -76,16 +89,17 @@ class TrainingResult:
 
 # --- data ----------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Data:
     """Validated training data on one device and dtype."""
 
-    A: torch.Tensor                 # (n, p, p), symmetrised
-    A_flat: torch.Tensor            # (n, p * p)
-    y: torch.Tensor                 # (n,)
-    f0: torch.Tensor                # (n,)
-    g: torch.Tensor | None          # (n, p) or None
-    B: torch.Tensor | None          # (n, p, p) or None
+    A: torch.Tensor  # (n, p, p), symmetrised
+    A_flat: torch.Tensor  # (n, p * p)
+    y: torch.Tensor  # (n,)
+    f0: torch.Tensor  # (n,)
+    g: torch.Tensor | None  # (n, p) or None
+    B: torch.Tensor | None  # (n, p, p) or None
 
     @property
     def n(self) -> int:
@@ -97,15 +111,16 @@ class _Data:
 
     def predict(self, M: torch.Tensor, mu: torch.Tensor | None = None) -> torch.Tensor:
         """f = f0 + Tr[M A] (+ g.mu + mu^T B mu), shape (n,)."""
-        f = torch.addmv(self.f0, self.A_flat, M.reshape(-1))            # Tr[M A_mu] = <A_mu, M>
+        f = torch.addmv(self.f0, self.A_flat, M.reshape(-1))  # Tr[M A_mu] = <A_mu, M>
         if mu is not None and self.g is not None:
             f = f + self.g @ mu
         if mu is not None and self.B is not None:
             f = f + torch.einsum("npq,p,q->n", self.B, mu, mu)
         return f
 
-    def gradient_parts(self, r: torch.Tensor, idx: torch.Tensor | None,
-                       mu: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def gradient_parts(
+        self, r: torch.Tensor, idx: torch.Tensor | None, mu: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """G = mean_batch r_mu A_mu (p, p) and h = mean_batch r_mu (g_mu + 2 B_mu mu) (p,)."""
         A_flat, g, B = self.A_flat, self.g, self.B
         if idx is not None:
@@ -113,7 +128,7 @@ class _Data:
             g = None if g is None else g[idx]
             B = None if B is None else B[idx]
         inv_b = 1.0 / r.shape[0]
-        G = torch.mv(A_flat.T, r).view(self.p, self.p) * inv_b             # (p, p)
+        G = torch.mv(A_flat.T, r).view(self.p, self.p) * inv_b  # (p, p)
         if mu is None or (g is None and B is None):
             return G, (None if mu is None else torch.zeros_like(mu))
         h = torch.zeros_like(mu)
@@ -124,8 +139,9 @@ class _Data:
         return G, h
 
 
-def _prepare(A: Any, y: Any, f0: Any, g: Any, B: Any, dtype: torch.dtype,
-             device: torch.device | str | None) -> _Data:
+def _prepare(
+    A: Any, y: Any, f0: Any, g: Any, B: Any, dtype: torch.dtype, device: torch.device | str | None
+) -> _Data:
     require_dtype(dtype)
     if device is None and isinstance(A, torch.Tensor):
         device = as_tensor("A", A).device
@@ -147,38 +163,43 @@ def _prepare(A: Any, y: Any, f0: Any, g: Any, B: Any, dtype: torch.dtype,
         require_shape("B", B, (n, p, p), like="A")
         require_symmetric_stack("B", B)
         B = (B + B.transpose(1, 2)) / 2
-    A = (A + A.transpose(1, 2)) / 2                      # exact: Tr[M A] only sees the symmetric part
-    A, y, f0 = A.detach(), y.detach(), f0.detach()      # data, not parameters
+    A = (A + A.transpose(1, 2)) / 2  # exact: Tr[M A] only sees the symmetric part
+    A, y, f0 = A.detach(), y.detach(), f0.detach()  # data, not parameters
     g = None if g is None else g.detach()
     B = None if B is None else B.detach()
     return _Data(A=A, A_flat=A.reshape(n, p * p).contiguous(), y=y, f0=f0, g=g, B=B)
 
 
-def _batches(data: _Data, batch_size: int | None, steps: int, seed: int,
-             method: str) -> torch.Tensor | None:
+def _batches(
+    data: _Data, batch_size: int | None, steps: int, seed: int, method: str
+) -> torch.Tensor | None:
     if batch_size is not None and method == "flow":
-        raise ValueError("argument `batch_size`: method='flow' uses the full batch, "
-                         f"expected None, got {batch_size}")
+        raise ValueError(
+            "argument `batch_size`: method='flow' uses the full batch, "
+            f"expected None, got {batch_size}"
+        )
     batches = minibatches(data.n, batch_size, steps, seed)
     return None if batches is None else batches.to(data.A.device)
 
 
-# --- the two systems ---------------------------------------------------------------------------------
+# --- the two systems ------------------------------------------------------------------------------
+
 
 class _MSpace:
     """GD / SGD / flow on (M,) or, for the general form, on (M, mu) with width d."""
 
     def __init__(self, data: _Data, width: int | None):
         self.data, self.width = data, width
-        self.loss_scale = 0.5 / data.n                                     # L = |f - y|^2 / 2n
+        self.loss_scale = 0.5 / data.n  # L = |f - y|^2 / 2n
         self.eye = torch.eye(data.p, dtype=data.A.dtype, device=data.A.device)
-        self.A_T = data.A_flat.T.contiguous()                              # (p * p, n)
+        self.A_T = data.A_flat.T.contiguous()  # (p * p, n)
 
     def predict(self, state: State) -> torch.Tensor:
         return self.data.predict(*state)
 
-    def measure(self, state: State, f: torch.Tensor | None,
-                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def measure(
+        self, state: State, f: torch.Tensor | None, record: bool
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         f = self.predict(state) if f is None else f
         if not record:
             return torch.dist(f, self.data.y), {}
@@ -187,31 +208,35 @@ class _MSpace:
             obs["mu"] = state[1]
         return torch.dist(f, self.data.y), obs
 
-    def _plain_step(self, M: torch.Tensor, idx: torch.Tensor | None,
-                    lr: float) -> tuple[torch.Tensor, State]:
-        """M+ = P M P, P = I - 2 lr G: the hot loop of the benchmark, in as few tensor ops as possible."""
+    def _plain_step(
+        self, M: torch.Tensor, idx: torch.Tensor | None, lr: float
+    ) -> tuple[torch.Tensor, State]:
+        """M+ = P M P, P = I - 2 lr G: the hot loop of the benchmark, in as few tensor ops as
+        possible."""
         data = self.data
-        f = torch.addmv(data.f0, data.A_flat, M.view(-1))                  # f0 + Tr[M A_mu]: (n,)
+        f = torch.addmv(data.f0, data.A_flat, M.view(-1))  # f0 + Tr[M A_mu]: (n,)
         r = f - data.y
         if idx is None:
-            S, b = torch.mv(self.A_T, r), data.n                           # b G, flattened
+            S, b = torch.mv(self.A_T, r), data.n  # b G, flattened
         else:
             S, b = torch.mv(data.A_flat[idx].T, r[idx]), idx.shape[0]
         P = torch.add(self.eye, S.view(data.p, data.p), alpha=-2 * lr / b)  # I - 2 lr G
         return f, (P @ M @ P,)
 
-    def gd_step(self, state: State, idx: torch.Tensor | None, lr: float) -> tuple[torch.Tensor, State]:
+    def gd_step(
+        self, state: State, idx: torch.Tensor | None, lr: float
+    ) -> tuple[torch.Tensor, State]:
         """The exact image of one weight-space GD / SGD step (module docstring)."""
         if len(state) == 1:
             return self._plain_step(state[0], idx, lr)
         M, mu = state
-        f = self.predict(state)                                            # (n,)
+        f = self.predict(state)  # (n,)
         G, h = self.data.gradient_parts(f - self.data.y, idx, mu)
-        assert h is not None and self.width is not None                   # the general form
-        P = torch.add(self.eye, G, alpha=-2 * lr)                          # I - 2 lr G
+        assert h is not None and self.width is not None  # the general form
+        P = torch.add(self.eye, G, alpha=-2 * lr)  # I - 2 lr G
         Pmu = P @ mu
         cross = torch.outer(Pmu, h)
-        M_new = P @ M @ P - lr * (cross + cross.T) + lr ** 2 * self.width * torch.outer(h, h)
+        M_new = P @ M @ P - lr * (cross + cross.T) + lr**2 * self.width * torch.outer(h, h)
         return f, (M_new, Pmu - lr * self.width * h)
 
     def velocity(self, state: State) -> tuple[torch.Tensor, State]:
@@ -221,13 +246,12 @@ class _MSpace:
         mu = state[1] if len(state) > 1 else None
         G, h = self.data.gradient_parts(f - self.data.y, None, mu)
         GM = G @ M
-        dM = -2 * (GM + GM.T)                                              # -2 (G M + M G)
+        dM = -2 * (GM + GM.T)  # -2 (G M + M G)
         if mu is None:
             return f, (dM,)
-        assert h is not None and self.width is not None                   # the general form
+        assert h is not None and self.width is not None  # the general form
         hmu = torch.outer(h, mu)
         return f, (dM - (hmu + hmu.T), -2 * G @ mu - self.width * h)
-
 
 
 def _w_space(data: _Data) -> WeightSpace:
@@ -257,11 +281,11 @@ def ntk_lambda_max(A: torch.Tensor, M: torch.Tensor, iters: int = 100) -> float:
     """
     n, p = A.shape[0], A.shape[1]
     A_flat = A.reshape(n, p * p)
-    v = torch.ones(n, dtype=A.dtype, device=A.device) / n ** 0.5
+    v = torch.ones(n, dtype=A.dtype, device=A.device) / n**0.5
     lam = torch.zeros((), dtype=A.dtype, device=A.device)
     for _ in range(iters):
-        S = torch.mv(A_flat.T, v).view(p, p)                               # sum_nu v_nu A_nu
-        Kv = (4.0 / n) * torch.mv(A_flat, (S @ M).reshape(-1))             # (n,)
+        S = torch.mv(A_flat.T, v).view(p, p)  # sum_nu v_nu A_nu
+        Kv = (4.0 / n) * torch.mv(A_flat, (S @ M).reshape(-1))  # (n,)
         lam = Kv.norm()
         if lam == 0:
             return 0.0
@@ -271,34 +295,62 @@ def ntk_lambda_max(A: torch.Tensor, M: torch.Tensor, iters: int = 100) -> float:
 
 def _advice(data: _Data, weights: bool, method: str):
     """Divergence advice: lr <= min(lr / 4, half the linear-stability bound at the last good M)."""
+
     def advice(state: State, lr: float) -> tuple[float, str]:
         M = state[0] @ state[0].T if weights else state[0]
         bound = _kernel_bound(data, M, method)
         suggested = min(lr / 4, 0.5 * bound)
-        return suggested, (f"Try lr <= {suggested:.3g} (lr / 4 = {lr / 4:.3g}; the linear-stability "
-                           f"bound {'2.785' if method == 'flow' else '2'} / lambda_max(K) = "
-                           f"{bound:.3g} from the kernel K = (4/n) Tr[A_mu M A_nu] at the last "
-                           "checked step)")
+        return suggested, (
+            f"Try lr <= {suggested:.3g} (lr / 4 = {lr / 4:.3g}; the linear-stability "
+            f"bound {'2.785' if method == 'flow' else '2'} / lambda_max(K) = "
+            f"{bound:.3g} from the kernel K = (4/n) Tr[A_mu M A_nu] at the last "
+            "checked step)"
+        )
+
     return advice
 
 
-def _simulate(system: Any, state: State, data: _Data, lr: float, steps: int,
-              batch_size: int | None, seed: int, method: str, optimizer: str,
-              record_every: int | None, adam_betas: Sequence[float], adam_eps: float,
-              stop_below: float | None = None, momentum: float = 0.9,
-              ) -> tuple[State, TrainingResult]:
+def _simulate(
+    system: Any,
+    state: State,
+    data: _Data,
+    lr: float,
+    steps: int,
+    batch_size: int | None,
+    seed: int,
+    method: str,
+    optimizer: str,
+    record_every: int | None,
+    adam_betas: Sequence[float],
+    adam_eps: float,
+    stop_below: float | None = None,
+    momentum: float = 0.9,
+) -> tuple[State, TrainingResult]:
     opt = make_optimizer(method, optimizer, lr, adam_betas, adam_eps, momentum)
     steps = require_steps("steps", steps)
     if stop_below is not None:
-        stop_below = require_unit_interval("stop_below", stop_below,
-                                           " (a fraction of the initial loss)")
+        stop_below = require_unit_interval(
+            "stop_below", stop_below, " (a fraction of the initial loss)"
+        )
     record = record_points(steps, record_every)
     weights = isinstance(system, WeightSpace)
     p = data.p
-    require_record_memory(len(record), data.n + p * p + p + (state[0].numel() if weights else 0),
-                          data.A.dtype, data.A.device)
-    trace = train(system, state, opt, steps, batches=_batches(data, batch_size, steps, seed, method),
-                  record=record, stop_below=stop_below, advice=_advice(data, weights, method))
+    require_record_memory(
+        len(record),
+        data.n + p * p + p + (state[0].numel() if weights else 0),
+        data.A.dtype,
+        data.A.device,
+    )
+    trace = train(
+        system,
+        state,
+        opt,
+        steps,
+        batches=_batches(data, batch_size, steps, seed, method),
+        record=record,
+        stop_below=stop_below,
+        advice=_advice(data, weights, method),
+    )
     M = trace.state[0] @ trace.state[0].T if weights else trace.state[0]
     mu = None
     if not weights and len(trace.state) > 1:
@@ -306,32 +358,57 @@ def _simulate(system: Any, state: State, data: _Data, lr: float, steps: int,
     elif weights and (data.g is not None or data.B is not None):
         mu = trace.state[0].sum(dim=1)
     if not record:
-        return trace.state, TrainingResult(loss=trace.loss, M=M.detach(),
-                                           mu=None if mu is None else mu.detach())
+        return trace.state, TrainingResult(
+            loss=trace.loss, M=M.detach(), mu=None if mu is None else mu.detach()
+        )
     rec = trace.records
     return trace.state, TrainingResult(
-        loss=trace.loss, M=M.detach(), mu=None if mu is None else mu.detach(), steps=trace.steps,
-        times=opt.lr * trace.steps, f=rec["f"], M_traj=rec["M"], mu_traj=rec.get("mu"))
+        loss=trace.loss,
+        M=M.detach(),
+        mu=None if mu is None else mu.detach(),
+        steps=trace.steps,
+        times=opt.lr * trace.steps,
+        f=rec["f"],
+        M_traj=rec["M"],
+        mu_traj=rec.get("mu"),
+    )
 
 
-# --- public simulators ----------------------------------------------------------------------------------
+# --- public simulators ----------------------------------------------------------------------------
+
 
 def simulate_W(
-    A: Any, y: Any, W0: Any, lr: float, steps: int, batch_size: int | None = None, seed: int = 0,
-    f0: Any = 0.0, *, g: Any = None, B: Any = None, method: str = "gd", optimizer: str = "sgd",
-    record_every: int | None = None, adam_betas: Sequence[float] = (0.9, 0.999),
-    adam_eps: float = 1e-8, momentum: float = 0.9, stop_below: float | None = None,
-    device: torch.device | str | None = None, dtype: torch.dtype = torch.float64,
+    A: Any,
+    y: Any,
+    W0: Any,
+    lr: float,
+    steps: int,
+    batch_size: int | None = None,
+    seed: int = 0,
+    f0: Any = 0.0,
+    *,
+    g: Any = None,
+    B: Any = None,
+    method: str = "gd",
+    optimizer: str = "sgd",
+    record_every: int | None = None,
+    adam_betas: Sequence[float] = (0.9, 0.999),
+    adam_eps: float = 1e-8,
+    momentum: float = 0.9,
+    stop_below: float | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float64,
 ) -> TrainingResult:
-    """Train the NQF in weight space, f_mu = f0 + g_mu.mu + mu^T B_mu mu + Tr[W^T A_mu W] (Chapter 3).
+    """Train the NQF in weight space, f_mu = f0 + g_mu.mu + mu^T B_mu mu + Tr[W^T A_mu W] (Chapter
+    3).
 
-    Gradients come from autograd on L = (1/2n) sum_mu (f_mu - y_mu)^2 (so dL/dW = 2 G W + h 1^T, with
-    G = (1/n) sum r_mu A_mu; see the module docstring). Methods: full-batch GD
+    Gradients come from autograd on L = (1/2n) sum_mu (f_mu - y_mu)^2 (so dL/dW = 2 G W + h 1^T,
+    with G = (1/n) sum r_mu A_mu; see the module docstring). Methods: full-batch GD
     (``batch_size=None``), minibatch SGD (``batch_size=b``, batches from
     :func:`nqf_mini.training.minibatches`), Adam (``optimizer="adam"``, torch.optim.Adam's update
     with ``adam_betas``, ``adam_eps``), heavy-ball momentum (``optimizer="momentum"``,
-    torch.optim.SGD's update with ``momentum``), and gradient flow dW/dt = -dL/dW (``method="flow"``:
-    classical RK4 with time step ``lr``).
+    torch.optim.SGD's update with ``momentum``), and gradient flow dW/dt = -dL/dW
+    (``method="flow"``: classical RK4 with time step ``lr``).
 
     Args:
         A: structure matrices, (n, p, p), symmetric.
@@ -365,9 +442,22 @@ def simulate_W(
     data = _prepare(A, y, f0, g, B, dtype, device)
     W0 = as_tensor("W0", W0, ndim=2, dtype=dtype, device=data.A.device).detach()
     require_shape("W0", W0, (data.p, None), like="A")
-    state, result = _simulate(_w_space(data), (W0,), data, lr, steps, batch_size, seed, method,
-                              optimizer, record_every, adam_betas, adam_eps, stop_below,
-                              momentum)
+    state, result = _simulate(
+        _w_space(data),
+        (W0,),
+        data,
+        lr,
+        steps,
+        batch_size,
+        seed,
+        method,
+        optimizer,
+        record_every,
+        adam_betas,
+        adam_eps,
+        stop_below,
+        momentum,
+    )
     return TrainingResult(**{**result.__dict__, "W": state[0]})
 
 
@@ -383,9 +473,19 @@ def _m_space_state(data: _Data, M0: Any, mu0: Any) -> State:
 
 
 def simulate_M(
-    A: Any, y: Any, M0: Any, lr: float, steps: int, batch_size: int | None = None, seed: int = 0,
-    f0: Any = 0.0, *, method: str = "gd", record_every: int | None = None,
-    device: torch.device | str | None = None, dtype: torch.dtype = torch.float64,
+    A: Any,
+    y: Any,
+    M0: Any,
+    lr: float,
+    steps: int,
+    batch_size: int | None = None,
+    seed: int = 0,
+    f0: Any = 0.0,
+    *,
+    method: str = "gd",
+    record_every: int | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float64,
 ) -> TrainingResult:
     """Train the NQF f_mu = f0 + Tr[M A_mu] directly in M space (Theorem 2, Chapter 3).
 
@@ -410,15 +510,40 @@ def simulate_M(
     """
     data = _prepare(A, y, f0, None, None, dtype, device)
     state = _m_space_state(data, M0, None)
-    return _simulate(_MSpace(data, None), state, data, lr, steps, batch_size, seed, method, "sgd",
-                     record_every, (0.9, 0.999), 1e-8)[1]
+    return _simulate(
+        _MSpace(data, None),
+        state,
+        data,
+        lr,
+        steps,
+        batch_size,
+        seed,
+        method,
+        "sgd",
+        record_every,
+        (0.9, 0.999),
+        1e-8,
+    )[1]
 
 
 def simulate_M_mu(
-    A: Any, y: Any, M0: Any, mu0: Any, width: int, lr: float, steps: int,
-    batch_size: int | None = None, seed: int = 0, f0: Any = 0.0, *, g: Any = None, B: Any = None,
-    method: str = "gd", record_every: int | None = None,
-    device: torch.device | str | None = None, dtype: torch.dtype = torch.float64,
+    A: Any,
+    y: Any,
+    M0: Any,
+    mu0: Any,
+    width: int,
+    lr: float,
+    steps: int,
+    batch_size: int | None = None,
+    seed: int = 0,
+    f0: Any = 0.0,
+    *,
+    g: Any = None,
+    B: Any = None,
+    method: str = "gd",
+    record_every: int | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float64,
 ) -> TrainingResult:
     """Train the general form f = f0 + g.mu + mu^T B mu + Tr[M A] on (M, mu) (Chapter 3).
 
@@ -444,9 +569,22 @@ def simulate_M_mu(
     width = require_positive_int("width", width)
     data = _prepare(A, y, f0, g, B, dtype, device)
     if mu0 is None:
-        raise TypeError("argument `mu0`: expected the initial sum of the units m(0) = W0 1, "
-                        "a tensor of shape (p,), got None (without it, use simulate_M)")
+        raise TypeError(
+            "argument `mu0`: expected the initial sum of the units m(0) = W0 1, "
+            "a tensor of shape (p,), got None (without it, use simulate_M)"
+        )
     state = _m_space_state(data, M0, mu0)
-    return _simulate(_MSpace(data, width), state, data, lr, steps, batch_size, seed, method, "sgd",
-                     record_every, (0.9, 0.999), 1e-8)[1]
-
+    return _simulate(
+        _MSpace(data, width),
+        state,
+        data,
+        lr,
+        steps,
+        batch_size,
+        seed,
+        method,
+        "sgd",
+        record_every,
+        (0.9, 0.999),
+        1e-8,
+    )[1]

@@ -12,7 +12,10 @@ from __future__ import annotations
 import math
 
 from ._validate import (
-    require_in_open_interval, require_nonnegative, require_positive, require_real,
+    require_in_open_interval,
+    require_nonnegative,
+    require_positive,
+    require_real,
 )
 
 
@@ -32,8 +35,9 @@ def feature_exponent(alpha1: float, alpha2: float) -> float:
     """
     alpha1, alpha2 = require_real("alpha1", alpha1), require_positive("alpha2", alpha2)
     if not alpha1 > 1:
-        raise ValueError(f"argument `alpha1`: expected alpha1 > 1 (sum_k k^-alpha1 must converge), "
-                         f"got {alpha1}")
+        raise ValueError(
+            f"argument `alpha1`: expected alpha1 > 1 (sum_k k^-alpha1 must converge), got {alpha1}"
+        )
     return (alpha1 - 1.0) / alpha2
 
 
@@ -87,7 +91,8 @@ def rank_one_exponent(theta: float, beta: float) -> float:
 
     After one escape along :math:`c_k = s_k b_k`, the end-to-end weights w = U v follow
     preconditioned regression :math:`\dot w = -(|w| I + ww^\top/|w|)(S^2 w - c)`, with
-    :math:`|w|` growing as modes are learnt: :math:`E \sim t^{-(2\beta - 1)/(\theta + \beta - 1/2)}` for
+    :math:`|w|` growing as modes are learnt: :math:`E \sim t^{-(2\beta - 1)/(\theta + \beta - 1/2)}`
+    for
     :math:`\beta < \theta + 1/2` and :math:`t^{-(2\beta - 1)/(2\theta)}` beyond.
 
     Args:
@@ -108,8 +113,9 @@ def rank_one_exponent(theta: float, beta: float) -> float:
     return (2.0 * beta - 1.0) / (2.0 * theta)
 
 
-def nonproportional_exponent(alpha1: float, alpha2: float, delta: float, eps: float,
-                             k_star: float) -> float:
+def nonproportional_exponent(
+    alpha1: float, alpha2: float, delta: float, eps: float, k_star: float
+) -> float:
     r"""Local exponent for the initialisation :math:`u_k(0) = \varepsilon k^{-\delta}` (Chapter 6).
 
     The ignition time is :math:`t_k = (\ln(1/\varepsilon) + \delta\ln k)\,k^{\alpha_2}`, so

@@ -1,4 +1,5 @@
-"""Ignition (switch-on) times of modes: measured from trajectories and predicted (Theorem 8, Chapter 5).
+"""Ignition (switch-on) times of modes: measured from trajectories and predicted (Theorem 8, Chapter
+5).
 
 A mode that starts small, z_k(0) = Theta(eps), and grows logistically,
 
@@ -31,15 +32,26 @@ from typing import Any
 import torch
 
 from ._validate import (
-    as_tensor, require_bool, require_choice, require_fraction, require_positive_entries,
-    require_shape, require_time_grid, warn_subnormal,
+    as_tensor,
+    require_bool,
+    require_choice,
+    require_fraction,
+    require_positive_entries,
+    require_shape,
+    require_time_grid,
+    warn_subnormal,
 )
 
 DIRECTIONS = ("up", "down")
 
 
 def crossing_times(
-    values: Any, times: Any, level: Any, *, direction: str = "up", strict: bool = False,
+    values: Any,
+    times: Any,
+    level: Any,
+    *,
+    direction: str = "up",
+    strict: bool = False,
 ) -> torch.Tensor:
     """First time each column of a trajectory crosses ``level``, linearly interpolated (Chapter 5).
 
@@ -66,29 +78,34 @@ def crossing_times(
     strict = require_bool("strict", strict)
     x = as_tensor("values", values)
     if x.ndim == 0:
-        raise ValueError("argument `values`: expected a trajectory of shape (T,) or (..., T, K), "
-                         "got a scalar")
+        raise ValueError(
+            "argument `values`: expected a trajectory of shape (T,) or (..., T, K), got a scalar"
+        )
     vector = x.ndim == 1
     x = x[:, None] if vector else x
     t = require_time_grid("times", times, dtype=x.dtype, device=x.device, nonnegative=False)
     require_shape("times", t, (x.shape[-2],), like="values")
     lev = as_tensor("level", level, dtype=x.dtype, device=x.device)
     try:
-        lev = torch.broadcast_to(lev, x.shape[:-2] + x.shape[-1:]).unsqueeze(-2)   # (..., 1, K)
+        lev = torch.broadcast_to(lev, x.shape[:-2] + x.shape[-1:]).unsqueeze(-2)  # (..., 1, K)
     except RuntimeError as exc:
-        raise ValueError(f"argument `level`: expected a scalar or a shape broadcastable to "
-                         f"{tuple(x.shape[:-2] + x.shape[-1:])}, got {tuple(lev.shape)}") from exc
+        raise ValueError(
+            f"argument `level`: expected a scalar or a shape broadcastable to "
+            f"{tuple(x.shape[:-2] + x.shape[-1:])}, got {tuple(lev.shape)}"
+        ) from exc
     sign = 1.0 if direction == "up" else -1.0
-    reached = sign * (x - lev) >= 0                                          # (..., T, K)
-    hit = reached.any(dim=-2)                                                # (..., K)
-    j = reached.to(torch.int64).argmax(dim=-2)                               # first True
+    reached = sign * (x - lev) >= 0  # (..., T, K)
+    hit = reached.any(dim=-2)  # (..., K)
+    j = reached.to(torch.int64).argmax(dim=-2)  # first True
     if strict and not hit.all().item():
         missing = (~hit).nonzero().tolist()
-        raise ValueError(f"argument `values`: expected every column to cross level(s) "
-                         f"{lev.squeeze(-2).tolist()} ({direction}) within the trajectory, but "
-                         f"column(s) {missing} never do (last time {t[-1].item():g})")
+        raise ValueError(
+            f"argument `values`: expected every column to cross level(s) "
+            f"{lev.squeeze(-2).tolist()} ({direction}) within the trajectory, but "
+            f"column(s) {missing} never do (last time {t[-1].item():g})"
+        )
     jm = (j - 1).clamp_min(0)
-    gather = lambda a, idx: torch.gather(a, -2, idx.unsqueeze(-2)).squeeze(-2)   # noqa: E731
+    gather = lambda a, idx: torch.gather(a, -2, idx.unsqueeze(-2)).squeeze(-2)
     x1, x0 = gather(x, j), gather(x, jm)
     t1, t0 = t[j], t[jm]
     lev = lev.squeeze(-2)
@@ -100,7 +117,12 @@ def crossing_times(
 
 
 def ignition_times(
-    z: Any, times: Any, zstar: Any, *, fraction: float = 0.5, strict: bool = False,
+    z: Any,
+    times: Any,
+    zstar: Any,
+    *,
+    fraction: float = 0.5,
+    strict: bool = False,
 ) -> torch.Tensor:
     """Ignition times t*_k: first time z_k(t) = fraction * z*_k (default half capacity) (Chapter 5).
 
@@ -121,7 +143,9 @@ def ignition_times(
     strict = require_bool("strict", strict)
     z = as_tensor("z", z)
     if z.ndim < 2:
-        raise ValueError(f"argument `z`: expected shape (T, K) or (..., T, K), got {tuple(z.shape)}")
+        raise ValueError(
+            f"argument `z`: expected shape (T, K) or (..., T, K), got {tuple(z.shape)}"
+        )
     zstar = as_tensor("zstar", zstar, dtype=z.dtype, device=z.device)
     require_positive_entries("zstar", zstar)
     target = z.shape[:-2] + z.shape[-1:]
@@ -130,11 +154,13 @@ def ignition_times(
     except RuntimeError:
         ok = False
     if not ok:
-        raise ValueError(f"argument `zstar`: expected a scalar or a shape broadcastable to "
-                         f"{tuple(target)} to match `z`, got {tuple(zstar.shape)}")
+        raise ValueError(
+            f"argument `zstar`: expected a scalar or a shape broadcastable to "
+            f"{tuple(target)} to match `z`, got {tuple(zstar.shape)}"
+        )
     try:
         return crossing_times(z, times, fraction * zstar, strict=strict)
-    except ValueError as exc:                 # the names of this function's arguments
+    except ValueError as exc:  # the names of this function's arguments
         raise ValueError(str(exc).replace("`values`", "`z`")) from None
 
 
@@ -167,11 +193,15 @@ def logistic_ignition_time(z0: Any, zstar: Any, zeta: Any, fraction: float = 0.5
     try:
         torch.broadcast_shapes(z0.shape, zstar.shape, zeta.shape)
     except RuntimeError as exc:
-        raise ValueError(f"arguments `z0`, `zstar`, `zeta`: shapes {tuple(z0.shape)}, "
-                         f"{tuple(zstar.shape)}, {tuple(zeta.shape)} do not broadcast") from exc
+        raise ValueError(
+            f"arguments `z0`, `zstar`, `zeta`: shapes {tuple(z0.shape)}, "
+            f"{tuple(zstar.shape)}, {tuple(zeta.shape)} do not broadcast"
+        ) from exc
     if not (z0 < fraction * zstar).all().item():
-        raise ValueError(f"argument `z0`: expected z0 < fraction * zstar (a mode that still has to "
-                         f"ignite), got max z0 / zstar = {(z0 / zstar).max().item():.3g}")
+        raise ValueError(
+            f"argument `z0`: expected z0 < fraction * zstar (a mode that still has to "
+            f"ignite), got max z0 / zstar = {(z0 / zstar).max().item():.3g}"
+        )
     return ((torch.log(zstar / z0 - 1.0) - math.log(1.0 / fraction - 1.0)) / zeta).to(dtype)
 
 
@@ -201,14 +231,21 @@ def predicted_ignition_time(zeta: Any, eps: Any) -> torch.Tensor:
     try:
         return torch.log(1.0 / eps) / zeta
     except RuntimeError as exc:
-        raise ValueError(f"arguments `zeta`, `eps`: shapes {tuple(zeta.shape)} and "
-                         f"{tuple(eps.shape)} do not broadcast") from exc
+        raise ValueError(
+            f"arguments `zeta`, `eps`: shapes {tuple(zeta.shape)} and "
+            f"{tuple(eps.shape)} do not broadcast"
+        ) from exc
 
 
 def _eps(eps: Any, like: torch.Tensor | None = None, ndim: int | None = None) -> torch.Tensor:
     """Initialisation scales 0 < eps < 1, as a tensor (like ``like``)."""
-    eps = as_tensor("eps", eps, ndim=ndim, dtype=None if like is None else like.dtype,
-                    device=None if like is None else like.device)
+    eps = as_tensor(
+        "eps",
+        eps,
+        ndim=ndim,
+        dtype=None if like is None else like.dtype,
+        device=None if like is None else like.device,
+    )
     if not ((eps > 0) & (eps < 1)).all().item():
         raise ValueError(f"argument `eps`: expected values in (0, 1), got {eps.tolist()}")
     return eps
@@ -237,15 +274,20 @@ def ignition_slope(eps: Any, t_star: Any) -> IgnitionFit:
     """
     eps = _eps(eps, ndim=1)
     if torch.unique(eps).numel() < 2:
-        raise ValueError(f"argument `eps`: expected at least two distinct values, got {eps.tolist()}")
+        raise ValueError(
+            f"argument `eps`: expected at least two distinct values, got {eps.tolist()}"
+        )
     try:
         t_star = as_tensor("t_star", t_star, dtype=eps.dtype, device=eps.device)
     except ValueError as exc:
-        raise ValueError(f"{exc} (a mode that never ignited within the trajectory has t* = inf: "
-                         "run longer)") from exc
+        raise ValueError(
+            f"{exc} (a mode that never ignited within the trajectory has t* = inf: run longer)"
+        ) from exc
     if t_star.ndim not in (1, 2) or t_star.shape[0] != eps.shape[0]:
-        raise ValueError(f"argument `t_star`: expected shape ({eps.shape[0]},) or "
-                         f"({eps.shape[0]}, K) to match `eps`, got {tuple(t_star.shape)}")
+        raise ValueError(
+            f"argument `t_star`: expected shape ({eps.shape[0]},) or "
+            f"({eps.shape[0]}, K) to match `eps`, got {tuple(t_star.shape)}"
+        )
     x = torch.log(1.0 / eps)
     xc = x - x.mean()
     tt = t_star if t_star.ndim == 2 else t_star[:, None]
@@ -283,13 +325,19 @@ def mode_fractions(outputs: Any, X: Any, Y: Any) -> torch.Tensor:
     Y = as_tensor("Y", Y, ndim=2, dtype=F.dtype, device=F.device)
     n, K = Y.shape
     if X.shape[0] != n or X.shape[1] < K:
-        raise ValueError(f"argument `X`: expected shape ({n}, p) with p >= {K} to match `Y`, "
-                         f"got {tuple(X.shape)}")
+        raise ValueError(
+            f"argument `X`: expected shape ({n}, p) with p >= {K} to match `Y`, "
+            f"got {tuple(X.shape)}"
+        )
     if F.ndim < 2 or tuple(F.shape[-2:]) != (n, K):
-        raise ValueError(f"argument `outputs`: expected shape ({n}, {K}) or (..., {n}, {K}) to "
-                         f"match `Y`, got {tuple(F.shape)}")
+        raise ValueError(
+            f"argument `outputs`: expected shape ({n}, {K}) or (..., {n}, {K}) to "
+            f"match `Y`, got {tuple(F.shape)}"
+        )
     denom = (X[:, :K] * Y).sum(0)
     if not (denom.abs() > 0).all().item():
-        raise ValueError("argument `Y`: expected every channel k to correlate with input column k "
-                         "(<X_:k, Y_:k> != 0)")
+        raise ValueError(
+            "argument `Y`: expected every channel k to correlate with input column k "
+            "(<X_:k, Y_:k> != 0)"
+        )
     return (X[:, :K] * F).sum(-2) / denom

@@ -25,14 +25,22 @@ import math
 import torch
 
 from ._validate import (
-    largest, require_dtype, require_memory, require_positive, require_positive_int,
+    largest,
+    require_dtype,
+    require_memory,
+    require_positive,
+    require_positive_int,
 )
 from .device import resolve_device
 
 
-def identity_init(eps: float, p: int, d: int | None = None,
-                  dtype: torch.dtype = torch.float64,
-                  device: torch.device | str | None = None) -> torch.Tensor:
+def identity_init(
+    eps: float,
+    p: int,
+    d: int | None = None,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
     r""":math:`W(0) = \sqrt{\varepsilon}\,I` of shape (p, d) (d = p by default): the seed's Fig. 3
     (Chapter 5).
 
@@ -58,8 +66,7 @@ def identity_init(eps: float, p: int, d: int | None = None,
     d = p if d is None else require_positive_int("d", d)
     require_dtype(dtype)
     dev = resolve_device(device)
-    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=dev,
-                   what="W(0) (p x d)")
+    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=dev, what="W(0) (p x d)")
     W = torch.zeros(p, d, dtype=dtype, device=dev)
     k = min(p, d)
     W[torch.arange(k), torch.arange(k)] = math.sqrt(eps)

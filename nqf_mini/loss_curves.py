@@ -21,13 +21,19 @@ from typing import Any, NamedTuple
 import torch
 
 from ._validate import (
-    as_tensor, require_bool, require_in_open_interval, require_memory, require_nonnegative,
-    require_positive, require_positive_int, require_real,
+    as_tensor,
+    require_bool,
+    require_in_open_interval,
+    require_memory,
+    require_nonnegative,
+    require_positive,
+    require_positive_int,
+    require_real,
 )
 from .device import resolve_device
 from .ignition import logistic_ignition_time
 
-_CHUNK_ELEMENTS = 1_000_000          # times x modes evaluated at once by logistic_loss_curve
+_CHUNK_ELEMENTS = 1_000_000  # times x modes evaluated at once by logistic_loss_curve
 
 
 def ignition_front(t: Any, eps: float, alpha2: float, zeta0: float = 1.0) -> torch.Tensor:
@@ -39,8 +45,9 @@ def ignition_front(t: Any, eps: float, alpha2: float, zeta0: float = 1.0) -> tor
     return (require_positive("zeta0", zeta0) * t / math.log(1.0 / eps)) ** (1.0 / alpha2)
 
 
-def ignition_window(u0: Any, zeta: Any, k_min: int = 10, k_max: int | None = None
-                    ) -> tuple[float, float]:
+def ignition_window(
+    u0: Any, zeta: Any, k_min: int = 10, k_max: int | None = None
+) -> tuple[float, float]:
     r"""The fit window :math:`(t_{k_{min}}, t_{k_{max}})`: the ignition front runs from mode
     :math:`k_{min}` to :math:`k_{max}` (Chapter 6).
 
@@ -61,27 +68,40 @@ def ignition_window(u0: Any, zeta: Any, k_min: int = 10, k_max: int | None = Non
     Raises:
         ValueError, TypeError: on a bad argument (naming it).
     """
-    zeta = as_tensor("zeta", zeta, ndim=1).detach()                    # returns floats
+    zeta = as_tensor("zeta", zeta, ndim=1).detach()  # returns floats
     u0 = as_tensor("u0", u0, dtype=zeta.dtype, device=zeta.device).detach()
     if u0.ndim > 1 or (u0.ndim == 1 and u0.shape != zeta.shape):
-        raise ValueError(f"argument `u0`: expected a scalar or shape {tuple(zeta.shape)} to "
-                         f"match `zeta`, got {tuple(u0.shape)}")
+        raise ValueError(
+            f"argument `u0`: expected a scalar or shape {tuple(zeta.shape)} to "
+            f"match `zeta`, got {tuple(u0.shape)}"
+        )
     if ((u0 <= 0) | (u0 >= 0.5)).any():
-        raise ValueError("argument `u0`: expected initial fractions in (0, 1/2) (a mode that starts "
-                         f"above half capacity has no ignition), got range [{u0.min().item():.3g}, "
-                         f"{u0.max().item():.3g}]")
-    t_k = logistic_ignition_time(u0, torch.ones_like(zeta), zeta)          # half capacity, z* = 1
+        raise ValueError(
+            "argument `u0`: expected initial fractions in (0, 1/2) (a mode that starts "
+            f"above half capacity has no ignition), got range [{u0.min().item():.3g}, "
+            f"{u0.max().item():.3g}]"
+        )
+    t_k = logistic_ignition_time(u0, torch.ones_like(zeta), zeta)  # half capacity, z* = 1
     K = t_k.shape[0]
     k_min = require_positive_int("k_min", k_min)
     k_max = K // 10 if k_max is None else require_positive_int("k_max", k_max)
     if not k_min < k_max <= K:
-        raise ValueError(f"argument `k_max`: expected k_min < k_max <= K = {K}, got k_min = {k_min}, "
-                         f"k_max = {k_max}")
+        raise ValueError(
+            f"argument `k_max`: expected k_min < k_max <= K = {K}, got k_min = {k_min}, "
+            f"k_max = {k_max}"
+        )
     return float(t_k[k_min - 1]), float(t_k[k_max - 1])
 
 
-def logistic_loss_curve(V: Any, zeta: Any, u0: Any, t: Any, *, chunk_elements: int = _CHUNK_ELEMENTS,
-                        device: torch.device | str | None = None) -> torch.Tensor:
+def logistic_loss_curve(
+    V: Any,
+    zeta: Any,
+    u0: Any,
+    t: Any,
+    *,
+    chunk_elements: int = _CHUNK_ELEMENTS,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
     r""":math:`E(t) = \sum_k V_k\,\mathrm{expit}(\ln(1/u_k(0) - 1) - \zeta_k t)^2` for independent
     logistic modes (Chapter 6).
 
@@ -111,14 +131,18 @@ def logistic_loss_curve(V: Any, zeta: Any, u0: Any, t: Any, *, chunk_elements: i
     t = as_tensor("t", t, dtype=torch.float64, device=dev)
     t = t.reshape(1) if t.ndim == 0 else t
     if t.ndim != 1:
-        raise ValueError(f"argument `t`: expected a 1-D tensor of times, got shape {tuple(t.shape)}")
+        raise ValueError(
+            f"argument `t`: expected a 1-D tensor of times, got shape {tuple(t.shape)}"
+        )
     K = V.shape[0]
     if zeta.shape != (K,):
-        raise ValueError(f"argument `zeta`: expected shape ({K},) to match `V`, got "
-                         f"{tuple(zeta.shape)}")
+        raise ValueError(
+            f"argument `zeta`: expected shape ({K},) to match `V`, got {tuple(zeta.shape)}"
+        )
     if u0.ndim > 1 or (u0.ndim == 1 and u0.shape != (K,)):
-        raise ValueError(f"argument `u0`: expected a scalar or shape ({K},) to match `V`, got "
-                         f"{tuple(u0.shape)}")
+        raise ValueError(
+            f"argument `u0`: expected a scalar or shape ({K},) to match `V`, got {tuple(u0.shape)}"
+        )
     if (V < 0).any():
         raise ValueError("argument `V`: expected losses >= 0, got a negative entry")
     if (zeta <= 0).any():
@@ -128,14 +152,14 @@ def logistic_loss_curve(V: Any, zeta: Any, u0: Any, t: Any, *, chunk_elements: i
     if (t < 0).any():
         raise ValueError("argument `t`: expected times >= 0")
     chunk_elements = require_positive_int("chunk_elements", chunk_elements)
-    logit0 = torch.log(1.0 / u0 - 1.0).expand(K).contiguous()            # (K,)
+    logit0 = torch.log(1.0 / u0 - 1.0).expand(K).contiguous()  # (K,)
     step = max(1, chunk_elements // max(K, 1))
     out = torch.empty_like(t)
     for start in range(0, t.shape[0], step):
-        tc = t[start:start + step]
-        arg = torch.outer(tc, -zeta).add_(logit0)                          # (Tc, K)
+        tc = t[start : start + step]
+        arg = torch.outer(tc, -zeta).add_(logit0)  # (Tc, K)
         arg.sigmoid_().square_()
-        out[start:start + step] = arg @ V
+        out[start : start + step] = arg @ V
     return out
 
 
@@ -157,11 +181,14 @@ def hurwitz_tail(alpha1: float, K: int, prefactor: float = 1.0) -> float:
     """
     alpha1 = require_real("alpha1", alpha1)
     if not alpha1 > 1:
-        raise ValueError(f"argument `alpha1`: expected alpha1 > 1 for a convergent tail, got {alpha1}")
+        raise ValueError(
+            f"argument `alpha1`: expected alpha1 > 1 for a convergent tail, got {alpha1}"
+        )
     K = require_positive_int("K", K, minimum=0)
     prefactor = require_real("prefactor", prefactor)
-    value = torch.special.zeta(torch.tensor(alpha1, dtype=torch.float64),
-                               torch.tensor(K + 1.0, dtype=torch.float64))
+    value = torch.special.zeta(
+        torch.tensor(alpha1, dtype=torch.float64), torch.tensor(K + 1.0, dtype=torch.float64)
+    )
     return float(prefactor) * float(value)
 
 
@@ -174,8 +201,9 @@ class PowerLawModes(NamedTuple):
     u0: torch.Tensor
 
 
-def power_law_modes(K: int, alpha1: float, alpha2: float, eps: float = 1e-5, delta: float = 0.0,
-                    zeta0: float = 1.0) -> PowerLawModes:
+def power_law_modes(
+    K: int, alpha1: float, alpha2: float, eps: float = 1e-5, delta: float = 0.0, zeta0: float = 1.0
+) -> PowerLawModes:
     r"""Modes with power-law spectra: :math:`V_k = k^{-\alpha_1}`, :math:`\zeta_k = \zeta_0
     k^{-\alpha_2}`, :math:`u_k(0) = \varepsilon k^{-\delta}` (Chapter 6).
 
@@ -198,19 +226,27 @@ def power_law_modes(K: int, alpha1: float, alpha2: float, eps: float = 1e-5, del
     """
     K = require_positive_int("K", K)
     require_memory("K", 3.0 * K, what="the modes (V, zeta, u0)")
-    eps = require_in_open_interval("eps", eps, 0.0, 0.5, " (a mode must start below half "
-                                   "capacity)")
+    eps = require_in_open_interval("eps", eps, 0.0, 0.5, " (a mode must start below half capacity)")
     delta = require_nonnegative("delta", delta)
     alpha1 = require_positive("alpha1", alpha1)
     k = torch.arange(1, K + 1, dtype=torch.float64)
-    V = k ** -alpha1
+    V = k**-alpha1
     zeta = require_positive("zeta0", zeta0) * k ** -require_positive("alpha2", alpha2)
-    return PowerLawModes(V, zeta, eps * k ** -delta)
+    return PowerLawModes(V, zeta, eps * k**-delta)
 
 
-def feature_wise_curve(alpha1: float, alpha2: float, K: int, t: Any, *, eps: float = 1e-5,
-                       delta: float = 0.0, zeta0: float = 1.0, tail: bool = False,
-                       device: torch.device | str | None = None) -> torch.Tensor:
+def feature_wise_curve(
+    alpha1: float,
+    alpha2: float,
+    K: int,
+    t: Any,
+    *,
+    eps: float = 1e-5,
+    delta: float = 0.0,
+    zeta0: float = 1.0,
+    tail: bool = False,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
     r"""Closed-form :math:`E(t)` of K logistic modes with power-law spectra (Theorems 9-10,
     Chapter 6).
 
@@ -242,9 +278,17 @@ def feature_wise_curve(alpha1: float, alpha2: float, K: int, t: Any, *, eps: flo
     return E + hurwitz_tail(alpha1, K) if tail else E
 
 
-def sample_wise_curve(gamma1: float, gamma2: float, n: int, t: Any, *, eps: float = 1e-5,
-                      zeta0: float = 1.0, tail: bool = False,
-                      device: torch.device | str | None = None) -> torch.Tensor:
+def sample_wise_curve(
+    gamma1: float,
+    gamma2: float,
+    n: int,
+    t: Any,
+    *,
+    eps: float = 1e-5,
+    zeta0: float = 1.0,
+    tail: bool = False,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
     r"""Closed-form :math:`E(t)` of n samples that are their own modes (Theorem 11, Chapter 6).
 
     Sample :math:`\mu` carries :math:`V_\mu = y_\mu^2/2n = \mu^{-2\gamma_1}/2n` and grows at

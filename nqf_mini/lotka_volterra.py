@@ -6,9 +6,10 @@ the mode strengths z_k = (E^T M E)_kk obey, under gradient flow on L = (1/2n) su
     dz_k/dt = 4 z_k (b_k - (C z)_k),
     C = (1/n) sum_mu a_mu a_mu^T,    b = (1/n) sum_mu (y_mu - f0_mu) a_mu,
 
-for ANY M(0): in the eigenbasis dM/dt = -2 (G M + M G) with G = E diag(C z - b) E^T, and the diagonal
-entry k picks up -4 (C z - b)_k z_k. (With the loss (1/n) sum r^2 the factor would be 8.) With C
-diagonal the modes are independent logistics with rate zeta_k = 4 b_k and capacity z*_k = b_k / C_kk.
+for ANY M(0): in the eigenbasis dM/dt = -2 (G M + M G) with G = E diag(C z - b) E^T, and the
+diagonal entry k picks up -4 (C z - b)_k z_k. (With the loss (1/n) sum r^2 the factor would be 8.)
+With C diagonal the modes are independent logistics with rate zeta_k = 4 b_k and capacity z*_k = b_k
+/ C_kk.
 """
 
 from __future__ import annotations
@@ -20,15 +21,23 @@ import torch
 
 from ._ode import integrate
 from ._validate import (
-    MAX_STEPS, as_tensor, require_dtype, require_positive, require_seed, require_shape,
-    require_symmetric_stack, require_time_grid, round_off_rtol, warn_subnormal,
+    MAX_STEPS,
+    as_tensor,
+    require_dtype,
+    require_positive,
+    require_seed,
+    require_shape,
+    require_symmetric_stack,
+    require_time_grid,
+    round_off_rtol,
+    warn_subnormal,
 )
 from .commutativity import common_eigenbasis, max_commutator
 from .device import resolve_device
 
-_STEP_FRACTION = 0.03   # default RK4 substep: this fraction of the fastest rate's time scale
-_ROUND_OFF = 1e-12      # relative size below which a coefficient of b or C counts as round-off
-MAX_MODES_NNLS = 20     # nnls_end_state tries 2^K supports
+_STEP_FRACTION = 0.03  # default RK4 substep: this fraction of the fastest rate's time scale
+_ROUND_OFF = 1e-12  # relative size below which a coefficient of b or C counts as round-off
+MAX_MODES_NNLS = 20  # nnls_end_state tries 2^K supports
 
 
 class CommutingReduction(NamedTuple):
@@ -50,17 +59,21 @@ class CommutingReduction(NamedTuple):
 def require_substeps(name: str, t_end: float, h: float) -> None:
     """Refuse an integration that would take more than MAX_STEPS RK4 steps, naming ``name``."""
     if t_end / h > MAX_STEPS:
-        raise ValueError(f"argument `{name}`: integrating to t = {t_end:.3g} with steps of "
-                         f"{h:.3g} takes {t_end / h:.3g} RK4 steps, more than {MAX_STEPS:,}; "
-                         f"use a larger `{name}` or shorter times")
+        raise ValueError(
+            f"argument `{name}`: integrating to t = {t_end:.3g} with steps of "
+            f"{h:.3g} takes {t_end / h:.3g} RK4 steps, more than {MAX_STEPS:,}; "
+            f"use a larger `{name}` or shorter times"
+        )
 
 
 def _default_max_step(b: torch.Tensor, C: torch.Tensor, z0: torch.Tensor) -> float:
     """A substep small against 1/rate, rate = 4 max(|b|, |C| z_scale), z_scale >= z0 and z*."""
     diag = torch.diagonal(C, dim1=-2, dim2=-1).abs()
     zstar = torch.where(diag > 0, b.abs() / torch.where(diag > 0, diag, 1.0), 0.0)
-    zscale = torch.maximum(z0, zstar.expand_as(z0))                       # (..., K)
-    rate = 4.0 * max(b.abs().max().item(), (C.abs() @ zscale.unsqueeze(-1)).abs().max().item(), 1e-12)
+    zscale = torch.maximum(z0, zstar.expand_as(z0))  # (..., K)
+    rate = 4.0 * max(
+        b.abs().max().item(), (C.abs() @ zscale.unsqueeze(-1)).abs().max().item(), 1e-12
+    )
     return _STEP_FRACTION / rate
 
 
@@ -105,36 +118,45 @@ def lotka_volterra(
         raise ValueError(f"argument `z0`: expected shape (K,) or (..., K), got {tuple(z0.shape)}")
     K = z0.shape[-1]
     if b.ndim < 1 or b.shape[-1] != K:
-        raise ValueError(f"argument `b`: expected shape ({K},) or (..., {K}) to match `z0`, "
-                         f"got {tuple(b.shape)}")
+        raise ValueError(
+            f"argument `b`: expected shape ({K},) or (..., {K}) to match `z0`, got {tuple(b.shape)}"
+        )
     if C.ndim < 2 or C.shape[-2:] != (K, K):
-        raise ValueError(f"argument `C`: expected shape ({K}, {K}) or (..., {K}, {K}) to match "
-                         f"`z0`, got {tuple(C.shape)}")
+        raise ValueError(
+            f"argument `C`: expected shape ({K}, {K}) or (..., {K}, {K}) to match "
+            f"`z0`, got {tuple(C.shape)}"
+        )
     if (z0 < 0).any():
-        raise ValueError(f"argument `z0`: expected strengths >= 0, got minimum {z0.min().item():.3g}")
+        raise ValueError(
+            f"argument `z0`: expected strengths >= 0, got minimum {z0.min().item():.3g}"
+        )
     t = require_time_grid("t", t, dtype=torch.float64, device=dev)
     try:
         batch = torch.broadcast_shapes(z0.shape[:-1], b.shape[:-1], C.shape[:-2])
     except RuntimeError as exc:
-        raise ValueError(f"arguments `b`, `C`, `z0`: batch shapes {tuple(b.shape[:-1])}, "
-                         f"{tuple(C.shape[:-2])}, {tuple(z0.shape[:-1])} do not broadcast") from exc
+        raise ValueError(
+            f"arguments `b`, `C`, `z0`: batch shapes {tuple(b.shape[:-1])}, "
+            f"{tuple(C.shape[:-2])}, {tuple(z0.shape[:-1])} do not broadcast"
+        ) from exc
     # float64 inside: ln z ~ -69 at z = 1e-30, and float32 round-off in u is relative error in z
     z0, b = z0.double().expand(*batch, K), b.double().expand(*batch, K)
     C = C.double().expand(*batch, K, K)
-    h_max = (_default_max_step(b, C, z0) if max_step is None
-             else require_positive("max_step", max_step))
+    h_max = (
+        _default_max_step(b, C, z0) if max_step is None else require_positive("max_step", max_step)
+    )
     require_substeps("max_step" if max_step is not None else "t", t[-1].item(), h_max)
 
-    def velocity(state: tuple[torch.Tensor]) -> tuple[torch.Tensor]:       # du/dt: (..., K)
+    def velocity(state: tuple[torch.Tensor]) -> tuple[torch.Tensor]:  # du/dt: (..., K)
         return (4.0 * (b - (C @ torch.exp(state[0]).unsqueeze(-1)).squeeze(-1)),)
 
-    states = integrate(velocity, (torch.log(z0),), t.tolist(), h_max)      # u = ln z, -inf at 0
+    states = integrate(velocity, (torch.log(z0),), t.tolist(), h_max)  # u = ln z, -inf at 0
     out = [torch.exp(u) for (u,) in states]
-    return torch.stack(out, dim=-2).to(dtype)                               # (..., T, K)
+    return torch.stack(out, dim=-2).to(dtype)  # (..., T, K)
 
 
 def logistic(z0: Any, zstar: Any, zeta: Any, t: Any) -> torch.Tensor:
-    """Closed-form logistic z(t) = z* / (1 + (z*/z0 - 1) e^{-zeta t}) (orthogonal features, Chapter 4).
+    """Closed-form logistic z(t) = z* / (1 + (z*/z0 - 1) e^{-zeta t}) (orthogonal features, Chapter
+    4).
 
     It solves dz/dt = zeta z (1 - z / z*); for the NQF with diagonal C, zeta_k = 4 b_k and
     z*_k = b_k / C_kk. Exact at any z0 > 0, including z0 = 1e-30.
@@ -152,16 +174,23 @@ def logistic(z0: Any, zstar: Any, zeta: Any, t: Any) -> torch.Tensor:
         ValueError: if z0 <= 0 or zstar == 0 somewhere.
     """
     ref = next((x for x in (z0, zstar, zeta, t) if isinstance(x, torch.Tensor)), None)
-    dtype = ref.dtype if ref is not None and ref.dtype in (torch.float32, torch.float64) \
+    dtype = (
+        ref.dtype
+        if ref is not None and ref.dtype in (torch.float32, torch.float64)
         else torch.float64
+    )
     device = ref.device if ref is not None and ref.device.type != "meta" else None
-    z0, zstar, zeta = (as_tensor(k, v, dtype=dtype, device=device)
-                       for k, v in (("z0", z0), ("zstar", zstar), ("zeta", zeta)))
+    z0, zstar, zeta = (
+        as_tensor(k, v, dtype=dtype, device=device)
+        for k, v in (("z0", z0), ("zstar", zstar), ("zeta", zeta))
+    )
     warn_subnormal("z0", z0)
     t = as_tensor("t", t, dtype=dtype, device=z0.device)
     t = t.reshape(1) if t.ndim == 0 else t
     if t.ndim != 1:
-        raise ValueError(f"argument `t`: expected a 1-D tensor of times, got shape {tuple(t.shape)}")
+        raise ValueError(
+            f"argument `t`: expected a 1-D tensor of times, got shape {tuple(t.shape)}"
+        )
     if (z0 <= 0).any():
         raise ValueError(f"argument `z0`: expected values > 0, got minimum {z0.min().item():.3g}")
     if (zstar == 0).any():
@@ -169,18 +198,25 @@ def logistic(z0: Any, zstar: Any, zeta: Any, t: Any) -> torch.Tensor:
     try:
         z0, zstar, zeta = torch.broadcast_tensors(z0, zstar, zeta)
     except RuntimeError as exc:
-        raise ValueError(f"arguments `z0`, `zstar`, `zeta`: shapes {tuple(z0.shape)}, "
-                         f"{tuple(zstar.shape)}, {tuple(zeta.shape)} do not broadcast") from exc
-    z0, zstar, zeta, t = (v.double() for v in (z0, zstar, zeta, t))     # z*/z0 may exceed
-    if z0.ndim == 0:                                                        # float32's range
+        raise ValueError(
+            f"arguments `z0`, `zstar`, `zeta`: shapes {tuple(z0.shape)}, "
+            f"{tuple(zstar.shape)}, {tuple(zeta.shape)} do not broadcast"
+        ) from exc
+    z0, zstar, zeta, t = (v.double() for v in (z0, zstar, zeta, t))  # z*/z0 may exceed
+    if z0.ndim == 0:  # float32's range
         return (zstar / (1.0 + (zstar / z0 - 1.0) * torch.exp(-zeta * t))).to(dtype)
-    tt = t.reshape(-1, 1)                                                   # (T, 1)
-    z0, zstar, zeta = (x.unsqueeze(-2) for x in (z0, zstar, zeta))          # (..., 1, K)
+    tt = t.reshape(-1, 1)  # (T, 1)
+    z0, zstar, zeta = (x.unsqueeze(-2) for x in (z0, zstar, zeta))  # (..., 1, K)
     return (zstar / (1.0 + (zstar / z0 - 1.0) * torch.exp(-zeta * tt))).to(dtype)  # (..., T, K)
 
 
 def reduce_commuting(
-    A: Any, y: Any, f0: float | Any = 0.0, *, rtol: float | None = None, seed: int = 0,
+    A: Any,
+    y: Any,
+    f0: float | Any = 0.0,
+    *,
+    rtol: float | None = None,
+    seed: int = 0,
 ) -> CommutingReduction:
     """Reduce commuting data to Lotka-Volterra coefficients (Assumption 1, Chapter 4).
 
@@ -215,19 +251,22 @@ def reduce_commuting(
     require_shape("y", y, (n,), like="A")
     f0 = as_tensor("f0", f0, dtype=A.dtype, device=A.device)
     if f0.ndim > 1 or (f0.ndim == 1 and f0.shape[0] != n):
-        raise ValueError(f"argument `f0`: expected a scalar or shape ({n},) to match `A`, "
-                         f"got {tuple(f0.shape)}")
+        raise ValueError(
+            f"argument `f0`: expected a scalar or shape ({n},) to match `A`, got {tuple(f0.shape)}"
+        )
     rtol = require_positive("rtol", default_rtol if rtol is None else rtol)
     basis = common_eigenbasis(A, seed=require_seed("seed", seed))
     if basis.residual > rtol:
-        raise ValueError(f"argument `A`: the structure matrices do not commute (Assumption 1 fails): "
-                         f"largest relative commutator {max_commutator(A):.3g}, off-diagonal residual "
-                         f"{basis.residual:.3g} in the best common basis (tolerance {rtol:.3g}). "
-                         "For a Lotka-Volterra description of approximately commuting data, "
-                         "reduce nqf_mini.nearest_commuting(A).matrices instead (Chapter 7)")
-    a = basis.a                                                             # (n, K)
-    C = a.T @ a / n                                                         # (K, K)
-    b = (y - f0) @ a / n                                                    # (K,)
+        raise ValueError(
+            f"argument `A`: the structure matrices do not commute (Assumption 1 fails): "
+            f"largest relative commutator {max_commutator(A):.3g}, off-diagonal residual "
+            f"{basis.residual:.3g} in the best common basis (tolerance {rtol:.3g}). "
+            "For a Lotka-Volterra description of approximately commuting data, "
+            "reduce nqf_mini.nearest_commuting(A).matrices instead (Chapter 7)"
+        )
+    a = basis.a  # (n, K)
+    C = a.T @ a / n  # (K, K)
+    b = (y - f0) @ a / n  # (K,)
     return CommutingReduction(basis.E, a, b, C)
 
 
@@ -247,11 +286,14 @@ def mode_strengths(M_traj: Any, E: Any) -> torch.Tensor:
     M_traj = as_tensor("M_traj", M_traj)
     E = as_tensor("E", E, ndim=2, dtype=M_traj.dtype, device=M_traj.device)
     if E.shape[0] != E.shape[1]:
-        raise ValueError(f"argument `E`: expected a square orthogonal matrix, got shape "
-                         f"{tuple(E.shape)}")
+        raise ValueError(
+            f"argument `E`: expected a square orthogonal matrix, got shape {tuple(E.shape)}"
+        )
     if M_traj.ndim < 2 or M_traj.shape[-2:] != (E.shape[0], E.shape[0]):
-        raise ValueError(f"argument `M_traj`: expected shape (..., {E.shape[0]}, {E.shape[0]}) to match "
-                         f"`E`, got {tuple(M_traj.shape)}")
+        raise ValueError(
+            f"argument `M_traj`: expected shape (..., {E.shape[0]}, {E.shape[0]}) to match "
+            f"`E`, got {tuple(M_traj.shape)}"
+        )
     return torch.einsum("pk,...pq,qk->...k", E, M_traj, E)
 
 
@@ -279,17 +321,19 @@ def nnls_end_state(b: Any, C: Any) -> torch.Tensor:
             (C not positive semi-definite).
     """
     b_in = as_tensor("b", b, ndim=1)
-    b = b_in.detach().double()                         # the KKT test needs float64 digits
+    b = b_in.detach().double()  # the KKT test needs float64 digits
     C = as_tensor("C", C, ndim=2, dtype=torch.float64, device=b.device).detach()
     K = b.shape[0]
     require_shape("C", C, (K, K), like="b")
     if K > MAX_MODES_NNLS:
-        raise ValueError(f"argument `b`: expected at most {MAX_MODES_NNLS} modes (the search "
-                         f"tries 2^K supports), got K = {K}")
+        raise ValueError(
+            f"argument `b`: expected at most {MAX_MODES_NNLS} modes (the search "
+            f"tries 2^K supports), got K = {K}"
+        )
     scale_b, scale_C = b.abs().max().item(), C.abs().max().item()
     noise = (b.abs() <= _ROUND_OFF * scale_b) & (torch.diagonal(C).abs() <= _ROUND_OFF * scale_C)
     live = [k for k in range(K) if not bool(noise[k])]
-    tol = _ROUND_OFF * max(scale_b, 1e-300)            # C z - b has the scale of b
+    tol = _ROUND_OFF * max(scale_b, 1e-300)  # C z - b has the scale of b
     for size in range(len(live), -1, -1):
         for S in itertools.combinations(live, size):
             z = torch.zeros(K, dtype=torch.float64, device=b.device)
@@ -297,11 +341,13 @@ def nnls_end_state(b: Any, C: Any) -> torch.Tensor:
             if idx:
                 try:
                     z[idx] = torch.linalg.solve(C[idx][:, idx], b[idx])
-                except RuntimeError:                         # a singular block: not this support
+                except RuntimeError:  # a singular block: not this support
                     continue
             if not bool(torch.isfinite(z).all()):
                 continue
             if (z[idx] > 0).all() and (C @ z - b >= -tol).all():
                 return z.to(b_in.dtype)
-    raise ValueError("argument `C`: expected a positive-definite matrix, got one for which no "
-                     "support satisfies the KKT conditions")
+    raise ValueError(
+        "argument `C`: expected a positive-definite matrix, got one for which no "
+        "support satisfies the KKT conditions"
+    )

@@ -11,18 +11,31 @@ batches, and any difference between the two runs is the remainder of Theorem 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 
 from ._modules import (
-    Module, cast_input, check_input, leaves, prepare_call, require_finite_output, sample,
+    Module,
+    cast_input,
+    check_input,
+    leaves,
+    prepare_call,
+    require_finite_output,
+    sample,
     scalar_output,
 )
 from ._validate import as_tensor, require_bool, require_positive_int, require_steps
 from .training import (
-    State, WeightSpace, make_optimizer, minibatches, record_points, require_record_memory, train,
+    State,
+    WeightSpace,
+    make_optimizer,
+    minibatches,
+    record_points,
+    require_record_memory,
+    train,
 )
 
 
@@ -56,7 +69,7 @@ class ModuleRun:
     W_traj: torch.Tensor | None
     stacked: bool = False
 
-    def run(self, r: int) -> "ModuleRun":
+    def run(self, r: int) -> ModuleRun:
         """Run r of a stacked training, as the :class:`ModuleRun` of that run alone."""
         if not self.stacked:
             raise ValueError("argument `r`: this ModuleRun holds one run (not stacked)")
@@ -64,14 +77,19 @@ class ModuleRun:
         r = require_positive_int("r", r, minimum=0)
         if r >= R:
             raise ValueError(f"argument `r`: expected a run index in [0, {R}), got {r}")
-        return ModuleRun(steps=self.steps, loss=self.loss[r], W=self.W[r],
-                         outputs=self.outputs[:, r],
-                         M_traj=None if self.M_traj is None else self.M_traj[:, r],
-                         W_traj=None if self.W_traj is None else self.W_traj[:, r])
+        return ModuleRun(
+            steps=self.steps,
+            loss=self.loss[r],
+            W=self.W[r],
+            outputs=self.outputs[:, r],
+            M_traj=None if self.M_traj is None else self.M_traj[:, r],
+            W_traj=None if self.W_traj is None else self.W_traj[:, r],
+        )
 
 
-def batched(f: Module, xs: Any, n: int,
-             stacked: bool = False) -> Callable[[torch.Tensor], torch.Tensor]:
+def batched(
+    f: Module, xs: Any, n: int, stacked: bool = False
+) -> Callable[[torch.Tensor], torch.Tensor]:
     """W -> (f(W, x_mu))_mu, (n,) or (R, n) for stacked W.
 
     A module with a method ``batch(xs)`` (e.g. :class:`nqf_mini.surrogates.NQFModule`)
@@ -87,7 +105,7 @@ def batched(f: Module, xs: Any, n: int,
     def one(W: torch.Tensor) -> torch.Tensor:
         try:
             return mapped(W, xs).reshape(n)
-        except RuntimeError:            # modules vmap cannot trace: call per sample
+        except RuntimeError:  # modules vmap cannot trace: call per sample
             return torch.stack([scalar_output(f(W, x)) for x in split])
 
     if not stacked:
@@ -99,6 +117,7 @@ def batched(f: Module, xs: Any, n: int,
             return over_runs(W, xs).reshape(W.shape[0], n)
         except RuntimeError:
             return torch.stack([one(w) for w in W])
+
     return predict
 
 
@@ -111,21 +130,26 @@ class _ModuleSpace(WeightSpace):
     (the loss is the sum of the runs' losses, so each run gets its own gradient) and
     fresh batches from a stream, ``batch = (xs_t, y_t)``."""
 
-    def __init__(self, predict: Callable[[torch.Tensor], torch.Tensor], y: torch.Tensor,
-                 observe: Observe, on_batch: OnBatch):
+    def __init__(
+        self,
+        predict: Callable[[torch.Tensor], torch.Tensor],
+        y: torch.Tensor,
+        observe: Observe,
+        on_batch: OnBatch,
+    ):
         super().__init__(predict, y, observe)
         self.on_batch = on_batch
-        self.loss_scale = 0.5 / y.shape[-1]            # the sum of the runs' losses
+        self.loss_scale = 0.5 / y.shape[-1]  # the sum of the runs' losses
 
     def gradient(self, state: State, batch: Any) -> tuple[torch.Tensor | None, State]:
         W = state[0].detach().requires_grad_(True)
         full = None
         with torch.enable_grad():
-            if isinstance(batch, tuple):               # a fresh batch from a stream
+            if isinstance(batch, tuple):  # a fresh batch from a stream
                 f_b, y_b = self.on_batch(W, batch)
                 r = f_b - y_b
             else:
-                full = self.predict(W)                 # (n,) or (R, n)
+                full = self.predict(W)  # (n,) or (R, n)
                 r = full - self.y
                 r = r if batch is None else r[..., batch]
             (grad,) = torch.autograd.grad(0.5 * (r * r).mean(-1).sum(), W)
@@ -142,12 +166,15 @@ def _module_targets(name: str, y: Any, W: torch.Tensor, stacked: bool) -> torch.
 
 
 def _sample_count(name: str, xs: Any, n: int, targets: str = "y") -> None:
-    sizes = {leaf.shape[0] if leaf.ndim else 0 for leaf in leaves(xs)
-             if isinstance(leaf, torch.Tensor)}
+    sizes = {
+        leaf.shape[0] if leaf.ndim else 0 for leaf in leaves(xs) if isinstance(leaf, torch.Tensor)
+    }
     if sizes != {n}:
-        raise ValueError(f"argument `{name}`: expected a leading sample dimension "
-                         f"n = {n} like the targets `{targets}` in every tensor, got sizes "
-                         f"{sorted(sizes)}")
+        raise ValueError(
+            f"argument `{name}`: expected a leading sample dimension "
+            f"n = {n} like the targets `{targets}` in every tensor, got sizes "
+            f"{sorted(sizes)}"
+        )
 
 
 def _blame(exc: Exception) -> str:
@@ -161,11 +188,23 @@ def _blame(exc: Exception) -> str:
 
 
 def train_module(
-    f: Module, xs: Any, y: Any, W0: Any, *, lr: float, steps: int, optimizer: str = "sgd",
-    batch_size: int | None = None, seed: int = 0, stream: ModuleStream | None = None,
-    stacked: bool = False, record_every: int | None = 1,
-    record_steps: Sequence[int] | None = None, record_weights: bool = False,
-    record_M: bool = True, adam_betas: Sequence[float] = (0.9, 0.999),
+    f: Module,
+    xs: Any,
+    y: Any,
+    W0: Any,
+    *,
+    lr: float,
+    steps: int,
+    optimizer: str = "sgd",
+    batch_size: int | None = None,
+    seed: int = 0,
+    stream: ModuleStream | None = None,
+    stacked: bool = False,
+    record_every: int | None = 1,
+    record_steps: Sequence[int] | None = None,
+    record_weights: bool = False,
+    record_M: bool = True,
+    adam_betas: Sequence[float] = (0.9, 0.999),
     adam_eps: float = 1e-8,
 ) -> ModuleRun:
     """Train a module f(W, x) on L = (1/2n) sum_mu (f(W, x_mu) - y_mu)^2 (Ch. 2, 8, 9).
@@ -217,7 +256,7 @@ def train_module(
     if W.ndim not in ((2, 3) if stacked else (1, 2)):
         want = "(R, p, d) or (R, P)" if stacked else "(p, d) or (P,)"
         raise ValueError(f"argument `W0`: expected shape {want}, got {tuple(W.shape)}")
-    units = W.ndim == (3 if stacked else 2)             # columns are units: M = W W^T
+    units = W.ndim == (3 if stacked else 2)  # columns are units: M = W W^T
     y = _module_targets("y", y, W, stacked).detach()
     xs, _ = prepare_call(f, xs, W.dtype, W.device, name="xs")
     xs = cast_input(xs, W.dtype, W.device, detach=True)
@@ -227,34 +266,41 @@ def train_module(
     try:
         first = predict(W)
     except (RuntimeError, IndexError, TypeError, ValueError) as exc:
-        raise ValueError(f"{_blame(exc)}: f(W0, x) failed on the data ({exc}); check that "
-                         "`W0` has the shape `f` expects and that every sample of `xs` is "
-                         "what `f` expects") from exc
+        raise ValueError(
+            f"{_blame(exc)}: f(W0, x) failed on the data ({exc}); check that "
+            "`W0` has the shape `f` expects and that every sample of `xs` is "
+            "what `f` expects"
+        ) from exc
     require_finite_output(first.detach(), "f(W0, x) on the data")
     opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
     steps = require_steps("steps", steps)
     if record_every is None and record_steps is None:
         record = {0, steps}
     else:
-        record = record_points(steps, None if record_steps is not None else record_every,
-                               record_steps)
+        record = record_points(
+            steps, None if record_steps is not None else record_every, record_steps
+        )
     per_record = y.numel() + (W[..., 0].numel() * W.shape[-2] if record_M and units else 0)
-    require_record_memory(len(record), per_record + (W.numel() if record_weights else 0),
-                          W.dtype, W.device)
+    require_record_memory(
+        len(record), per_record + (W.numel() if record_weights else 0), W.dtype, W.device
+    )
     if stream is not None:
         if batch_size is not None:
-            raise ValueError("argument `batch_size`: give either batch_size "
-                             "(minibatches of xs, y) or stream (fresh batches), not "
-                             "both")
+            raise ValueError(
+                "argument `batch_size`: give either batch_size "
+                "(minibatches of xs, y) or stream (fresh batches), not "
+                "both"
+            )
         if not callable(stream):
-            raise TypeError(f"argument `stream`: expected a function t -> (xs_t, y_t), "
-                            f"got {type(stream).__name__}")
+            raise TypeError(
+                f"argument `stream`: expected a function t -> (xs_t, y_t), "
+                f"got {type(stream).__name__}"
+            )
 
-    def on_batch(W_: torch.Tensor,
-                 batch: tuple[Any, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    def on_batch(W_: torch.Tensor, batch: tuple[Any, Any]) -> tuple[torch.Tensor, torch.Tensor]:
         xs_b, y_b = batch
         try:
-            if not callable(getattr(f, "batch", None)):        # else f.batch checks them
+            if not callable(getattr(f, "batch", None)):  # else f.batch checks them
                 xs_b = check_input(xs_b, "stream")
             xs_b = cast_input(xs_b, W.dtype, W.device, detach=True)
             y_b = _module_targets("stream", y_b, W, stacked).detach()
@@ -275,10 +321,23 @@ def train_module(
     if stream is None:
         idx = minibatches(n, batch_size, steps, seed)
         batches = None if idx is None else idx.to(W.device)
-    trace = train(_ModuleSpace(predict, y, observe, on_batch), (W,), opt, steps,
-                  batches=batches, record=record, every_step=stream is None)
+    trace = train(
+        _ModuleSpace(predict, y, observe, on_batch),
+        (W,),
+        opt,
+        steps,
+        batches=batches,
+        record=record,
+        every_step=stream is None,
+    )
     rec = trace.records
-    loss = rec["loss"].detach().double().cpu().numpy()          # (T,) or (T, R)
-    return ModuleRun(steps=trace.steps, loss=loss.T.copy() if stacked else loss,
-                     W=trace.state[0], outputs=rec["f"], M_traj=rec.get("M"),
-                     W_traj=rec.get("W"), stacked=stacked)
+    loss = rec["loss"].detach().double().cpu().numpy()  # (T,) or (T, R)
+    return ModuleRun(
+        steps=trace.steps,
+        loss=loss.T.copy() if stacked else loss,
+        W=trace.state[0],
+        outputs=rec["f"],
+        M_traj=rec.get("M"),
+        W_traj=rec.get("W"),
+        stacked=stacked,
+    )

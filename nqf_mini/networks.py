@@ -19,10 +19,19 @@ here with the same code, the same initialisation and the same minibatches, on th
 
 which for K = 1 is the loss of :func:`nqf_mini.simulate_W`. Gradients are written out by hand
 (dV = H^T R, dU = X^T ((R V^T) * phi'(X U)) with R = (F - Y) / batch), which is several times faster
-than autograd for networks this small. Several runs (an ensemble of initial draws) can be trained
-in one call, stacked along a leading axis. The NQF trained by full-batch gradient descent sees the
-data only through the moments S_xx = X^T X / n and S_xy = X^T Y / n (Chapter 10), and can be
-trained on them alone, at a cost independent of n. Chapters 5-7 and 10 use this module.
+than autograd for networks this small.
+
+Ensembles. A claim about a trained network is a claim about every draw of its initial weights, so
+the course checks it on R draws at once: ``train_two_layer(..., stacked=True)`` trains R runs
+stacked along a leading axis (one step of all of them costs little more than one step of one
+network this small: the time goes into per-operation overhead). Run r is exactly the single run
+from U0[r], V0[r] (the tests check it to round-off), on data shared by the runs or its own, on the
+minibatches of one seed or of its own seed, or on its own stream of fresh batches (one teacher per
+run, :func:`nqf_mini.online_stream`). This is the package's one mechanism for many two-layer runs.
+
+The NQF trained by full-batch gradient descent sees the data only through the moments
+S_xx = X^T X / n and S_xy = X^T Y / n (Chapter 10), and can be trained on them alone, at a cost
+independent of n. Chapters 5-7 and 10 use this module.
 """
 
 from __future__ import annotations
@@ -34,8 +43,8 @@ import numpy as np
 import torch
 
 from ._validate import (
-    as_tensor, largest, require_bool, require_choice, require_dtype, require_memory,
-    require_positive, require_positive_int, require_shape, require_steps, to_numpy,
+    as_tensor, describe, largest, require_bool, require_choice, require_dtype, require_memory,
+    require_positive, require_positive_int, require_seed, require_shape, require_steps, to_numpy,
 )
 from .activations import get_activation
 from .device import resolve_device
@@ -54,6 +63,7 @@ _DERIVATIVES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = 
     "sin": lambda z, h: torch.cos(z),
     "softplus0": lambda z, h: torch.sigmoid(z),
     "sigmoid": lambda z, h: h * (1.0 - h),
+    "tanh_no_cubic": lambda z, h: 1.0 - (h - z * z * z / 3.0) ** 2 + z * z,
 }
 
 
@@ -62,7 +72,8 @@ class TwoLayerRun:
     """What :func:`train_two_layer` returns.
 
     For stacked runs (``stacked=True``) every weight and record has a run axis R: the loss is
-    (R, T), the outputs (T, R, n, K), U (R, p, d), V (R, d, K), U_traj (T, R, p, d).
+    (R, T), the outputs (T, R, n, K), U (R, p, d), V (R, d, K), U_traj (T, R, p, d) (the layout
+    of :class:`nqf_mini.ModuleRun`); :meth:`run` cuts one run out.
 
     Attributes:
         steps: recorded step indices 0, k, 2k, ... and the last step (NumPy int, (T,)).
@@ -87,44 +98,102 @@ class TwoLayerRun:
     activation: str
     stacked: bool = False
 
+    def run(self, r: int) -> TwoLayerRun:
+        """Run r of a stacked training, as the :class:`TwoLayerRun` of that run alone.
 
-def two_layer_init(p: int, d: int, K: int, scale: float, seed: int = 0,
-                   dtype: torch.dtype = torch.float64,
+        Args:
+            r: the run index, 0 <= r < R.
+
+        Returns:
+            The :class:`TwoLayerRun` that :func:`train_two_layer` returns for run r alone.
+
+        Raises:
+            ValueError: if this run is not stacked or r is out of range.
+        """
+        if not self.stacked:
+            raise ValueError("argument `r`: this TwoLayerRun holds one run (not stacked)")
+        R = self.U.shape[0]
+        r = require_positive_int("r", r, minimum=0)
+        if r >= R:
+            raise ValueError(f"argument `r`: expected a run index in [0, {R}), got {r}")
+
+        def pick(x: torch.Tensor | None) -> torch.Tensor | None:
+            return None if x is None else x[:, r]
+
+        return TwoLayerRun(steps=self.steps, loss=self.loss[r], outputs=pick(self.outputs),
+                           U=self.U[r], V=self.V[r], U_traj=pick(self.U_traj),
+                           V_traj=pick(self.V_traj), model=self.model,
+                           activation=self.activation)
+
+
+def _seed_list(name: str, seed: Any) -> list[int] | None:
+    """None for one seed (an integer), else the list of per-run seeds (a non-empty sequence)."""
+    if isinstance(seed, (str, bytes)) or not isinstance(seed, (Sequence, np.ndarray)):
+        require_seed(name, seed)
+        return None
+    if len(seed) == 0:
+        raise ValueError(f"argument `{name}`: expected an integer or a non-empty sequence of "
+                         "integers (one per run), got an empty sequence")
+    return [require_seed(name, s) for s in seed]
+
+
+def two_layer_init(p: int, d: int, K: int, scale: float | Sequence[float],
+                   seed: int | Sequence[int] = 0, dtype: torch.dtype = torch.float64,
                    device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""I.i.d. Gaussian initial weights U0 (p, d) and V0 (d, K), every entry N(0, scale^2)
-    (Chapters 5-7).
+    r"""I.i.d. Gaussian initial weights U0 (p, d) and V0 (d, K), every entry
+    :math:`N(0, \sigma^2)` with :math:`\sigma` = ``scale`` (Chapters 5-7).
 
     Drawn on the CPU from :func:`nqf_mini.generator`, so every device gets the same numbers. Each
-    unit starts with :math:`|w_i|^2 \approx (p + K)\,\mathrm{scale}^2`, so the mode strengths are
-    :math:`z_k(0) = \Theta(\mathrm{scale}^2)` (the review's minor point 1:
-    :math:`\varepsilon = \mathrm{scale}^2`).
+    unit starts with :math:`|w_i|^2 \approx (p + K)\sigma^2`, and a unit-norm mode direction
+    :math:`e_k` of a unit's parameters gets
+    :math:`z_k(0) = \sum_{i=1}^d (e_k^\top w_i)^2 \approx d\sigma^2`: the initial mode strength
+    is :math:`\varepsilon = d\sigma^2` (the course's notation; the review's minor point 1 asks
+    for the relation between :math:`\varepsilon` and :math:`z_k(0)`; Chapter 5 derives the
+    prefactor of each model). With a sequence of R seeds it returns the starts of an
+    ensemble, stacked for ``train_two_layer(..., stacked=True)``: run r is exactly
+    ``two_layer_init(p, d, K, scale_r, seed[r])``.
 
     Args:
         p: input dimension (the rows of U).
         d: number of hidden units.
         K: number of outputs.
-        scale: standard deviation :math:`\sigma` of every entry.
-        seed: seed of :func:`nqf_mini.generator`.
+        scale: standard deviation :math:`\sigma` of every entry; with a sequence of seeds, also
+            one number per run (e.g. the same draws at several scales).
+        seed: seed of :func:`nqf_mini.generator`, or a sequence of R seeds (one per run).
         dtype: float64 (default) or float32.
         device: where to put the weights (None: :func:`nqf_mini.default_device`).
 
     Returns:
-        (U0 (p, d), V0 (d, K)).
+        (U0 (p, d), V0 (d, K)); for R seeds (U0 (R, p, d), V0 (R, d, K)).
 
     Raises:
         ValueError, TypeError: on a bad argument (naming it), including sizes that do not fit in
             memory.
     """
     p, d, K = (require_positive_int(name, v) for name, v in (("p", p), ("d", d), ("K", K)))
-    require_memory(largest(p=p, d=d, K=K), float(p) * d + float(d) * K,
+    seeds = _seed_list("seed", seed)
+    runs = 1 if seeds is None else len(seeds)
+    if isinstance(scale, (str, bytes)) or not isinstance(scale, (Sequence, np.ndarray)):
+        scales = [require_positive("scale", scale)] * runs
+    elif seeds is None or len(scale) != runs:
+        raise ValueError(f"argument `scale`: one number per run needs a sequence of seeds of the "
+                         f"same length; got {len(scale)} scales and "
+                         f"{'one seed' if seeds is None else f'{runs} seeds'}")
+    else:
+        scales = [require_positive("scale", v) for v in scale]
+    require_memory(largest(p=p, d=d, K=K), runs * (float(p) * d + float(d) * K),
                    what="the weights U0, V0")
-    scale = require_positive("scale", scale)
     require_dtype(dtype)
     dev = resolve_device(device)
-    gen = generator(seed)
-    U0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * scale
-    V0 = torch.randn(d, K, generator=gen, dtype=torch.float64) * scale
-    return U0.to(device=dev, dtype=dtype), V0.to(device=dev, dtype=dtype)
+    pairs = []
+    for sigma, s in zip(scales, [require_seed("seed", seed)] if seeds is None else seeds):
+        gen = generator(s)
+        U0 = torch.randn(p, d, generator=gen, dtype=torch.float64) * sigma
+        V0 = torch.randn(d, K, generator=gen, dtype=torch.float64) * sigma
+        pairs.append((U0.to(device=dev, dtype=dtype), V0.to(device=dev, dtype=dtype)))
+    if seeds is None:
+        return pairs[0]
+    return torch.stack([u for u, _ in pairs]), torch.stack([v for _, v in pairs])
 
 
 def _check_model(model: str, activation: str) -> Any:
@@ -203,18 +272,51 @@ def _gradients(act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.
                Y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """dL/dU and dL/dV of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring).
 
-    Leading axes broadcast (an ensemble: U (R, p, d), V (R, d, K), X (R, b, p) or (b, p))."""
+    Leading axes broadcast (stacked runs: U (R, p, d), V (R, d, K), X (R, b, p) or (b, p));
+    each run gets the gradient of its own loss."""
     return _forward_backward(act, model, U, V, X, Y)[1:]
 
 
-def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, names: tuple[str, str] = ("X", "Y")
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
-    X = as_tensor(names[0], X, ndim=2, dtype=U0.dtype, device=U0.device).detach()
-    require_shape(names[0], X, (None, U0.shape[-2]), like="U0")
+def _prepare_data(X: Any, Y: Any, U0: torch.Tensor, stacked: bool,
+                  names: tuple[str, str] = ("X", "Y")) -> tuple[torch.Tensor, torch.Tensor]:
+    """X (n, p) and Y (n, K), shared by the runs; stacked runs may have their own, X (R, n, p),
+    Y (R, n, K) (or (R, n) when X is per run)."""
+    X = as_tensor(names[0], X, dtype=U0.dtype, device=U0.device).detach()
+    p = U0.shape[-2]
+    if stacked and X.ndim == 3:
+        require_shape(names[0], X, (U0.shape[0], None, p), like="U0")
+    elif X.ndim == 2:
+        require_shape(names[0], X, (None, p), like="U0")
+    else:
+        want = "(n, p), or (R, n, p) for stacked runs" if stacked else "(n, p)"
+        raise ValueError(f"argument `{names[0]}`: expected a tensor of shape {want}, got "
+                         f"{tuple(X.shape)}")
     Y = as_tensor(names[1], Y, dtype=U0.dtype, device=U0.device).detach()
-    Y = Y[:, None] if Y.ndim == 1 else Y
-    require_shape(names[1], Y, (X.shape[0], None), like=names[0])
+    if Y.ndim == 1 or (X.ndim == 3 and Y.ndim == 2):
+        Y = Y[..., None]
+    n = X.shape[-2]
+    if stacked and Y.ndim == 3:
+        require_shape(names[1], Y, (U0.shape[0], n, None), like="U0")
+    else:
+        require_shape(names[1], Y, (n, None), like=names[0])
     return X, Y
+
+
+def _batch_indices(n: int, batch_size: int, steps: int, seed: int) -> torch.Tensor:
+    """The minibatch indices of :func:`nqf_mini.training.minibatches` for a batch size."""
+    batches = minibatches(n, batch_size, steps, seed)
+    assert batches is not None                                  # batch_size is not None
+    return batches
+
+
+def _rows(T: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """The rows ``idx`` of data shared by the runs, T (n, .), or of each run's own, T (R, n, .);
+    idx (b,) for all runs or (R, b) one set per run."""
+    if T.ndim == 2:
+        return T[idx]
+    if idx.ndim == 1:
+        return T[:, idx]
+    return T[torch.arange(T.shape[0], device=T.device)[:, None], idx]
 
 
 class _TwoLayer:
@@ -232,9 +334,9 @@ class _TwoLayer:
             F, dU, dV = _forward_backward(self.act, self.model, U, V, self.X, self.Y)
             return F, (dU, dV)
         if isinstance(batch, torch.Tensor):
-            Xb, Yb = self.X[batch], self.Y[batch]
-        else:
-            Xb, Yb = _prepare_data(batch[0], batch[1], U, ("stream", "stream"))  # fresh
+            Xb, Yb = _rows(self.X, batch), _rows(self.Y, batch)
+        else:                                               # a fresh batch of a stream
+            Xb, Yb = _prepare_data(batch[0], batch[1], U, U.ndim == 3, ("stream", "stream"))
         return None, _gradients(self.act, self.model, U, V, Xb, Yb)
 
     def measure(self, state: State, prediction: torch.Tensor | None,
@@ -245,7 +347,7 @@ class _TwoLayer:
         if U.ndim == 2:
             loss = 0.5 * (F - self.Y).square().sum() / self.X.shape[0]
             return loss, (self.observe(U, V, None, lambda: F) if record else {})
-        runs = 0.5 * (F - self.Y).square().sum((-1, -2)) / self.X.shape[0]
+        runs = 0.5 * (F - self.Y).square().sum((-1, -2)) / self.X.shape[-2]
         return runs.sum(), (self.observe(U, V, runs, lambda: F) if record else {})
 
     def observe(self, U: torch.Tensor, V: torch.Tensor, runs: torch.Tensor | None,
@@ -272,9 +374,9 @@ class _TwoLayerMoments(_TwoLayer):
     def __init__(self, act: Any, X: torch.Tensor, Y: torch.Tensor, record_outputs: bool,
                  record_weights: bool):
         super().__init__(act, "nqf", X, Y, record_outputs, record_weights)
-        n = X.shape[0]
-        self.Sxx, self.Sxy = X.T @ X / n, X.T @ Y / n                    # (p, p), (p, K)
-        self.half_Syy = 0.5 * Y.square().sum() / n
+        n = X.shape[-2]
+        self.Sxx, self.Sxy = X.mT @ X / n, X.mT @ Y / n          # (.., p, p), (.., p, K)
+        self.half_Syy = 0.5 * Y.square().sum((-1, -2)) / n     # () or (R,): each run's own
 
     def _residual(self, U: torch.Tensor, V: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         P = self.act.phi1 * (U @ V)                                      # (..., p, K)
@@ -286,7 +388,7 @@ class _TwoLayerMoments(_TwoLayer):
         phi1 = self.act.phi1
         return None, (phi1 * (G @ V.transpose(-1, -2)), phi1 * (U.transpose(-1, -2) @ G))
 
-    def measure(self, state: State, prediction: None,
+    def measure(self, state: State, prediction: torch.Tensor | None,
                 record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
         P, G = self._residual(U, V)
@@ -299,14 +401,14 @@ class _TwoLayerMoments(_TwoLayer):
 
 def train_two_layer(
     X: Any, Y: Any, U0: Any, V0: Any, *, lr: float, steps: int, activation: str = "tanh",
-    model: str = "network", optimizer: str = "sgd", batch_size: int | None = None, seed: int = 0,
-    stream: Stream | None = None, record_every: int | None = None,
+    model: str = "network", optimizer: str = "sgd", batch_size: int | None = None,
+    seed: int | Sequence[int] = 0, stream: Stream | None = None, record_every: int | None = None,
     record_steps: Sequence[int] | None = None, record_outputs: bool = False,
     record_weights: bool = False, adam_betas: Sequence[float] = (0.9, 0.999),
     adam_eps: float = 1e-8, stacked: bool = False, moments: bool = False,
 ) -> TwoLayerRun:
-    r"""Train :math:`F = V^\top\phi(U^\top x)` (``model="network"``) or its NQF (``model="nqf"``)
-    (Chapters 5-7, 10).
+    r"""Train :math:`F = V^\top\phi(U^\top x)` (``model="network"``) or its NQF (``model="nqf"``),
+    one run or R runs at once (Chapters 5-7, 10).
 
     One step is :math:`W \leftarrow W - \eta\,\partial L/\partial W` on
     :math:`L = \frac{1}{2n}\sum_\mu |F(x_\mu) - Y_\mu|^2` (``optimizer="sgd"``; full batch when
@@ -316,12 +418,21 @@ def train_two_layer(
     batch ``stream(t) -> (X_t, Y_t)`` (online SGD), and X, Y only serve to record the loss. The loop
     is :func:`nqf_mini.training.train`.
 
+    With ``stacked=True`` the R runs of U0 (R, p, d), V0 (R, d, K) (an ensemble, e.g. from
+    :func:`two_layer_init` with R seeds) train in one loop, run r exactly as the single run from
+    U0[r], V0[r] would: on data shared by the runs or its own (X (R, n, p), Y (R, n, K)), on the
+    minibatches of ``seed`` or of its own ``seed[r]``, or on its own part of each stream batch
+    (X_t (R, b, p), Y_t (R, b) or (R, b, K); e.g. :func:`nqf_mini.online_stream` with one teacher
+    per run). The loss minimised is the sum of the runs' losses, so each run follows its own
+    gradient (and Adam's per-entry steps are each run's own).
+
     Args:
-        X: inputs (n, p).
-        Y: targets (n, K) or (n,).
+        X: inputs (n, p); with ``stacked=True`` also (R, n, p), one set per run.
+        Y: targets (n, K) or (n,); with ``stacked=True`` also (R, n, K), one set per run (or
+            (R, n) when X is (R, n, p)).
         U0: initial input weights (p, d) (see :func:`two_layer_init`); fixes device and dtype.
             With ``stacked=True``: (R, p, d), R independent runs.
-        V0: initial output weights (d, K), or (R, d, K) with ``stacked=True``.
+        V0: initial output weights (d, K) or (d,); with ``stacked=True`` (R, d, K).
         lr: learning rate :math:`\eta`.
         steps: number of steps (at most 10**7).
         activation: a name from :data:`nqf_mini.activations.ACTIVATIONS` with phi(0) = 0 for the
@@ -329,7 +440,8 @@ def train_two_layer(
         model: "network" (the original) or "nqf" (its quadratic form, phi'(0) X U V).
         optimizer: ``"sgd"`` or ``"adam"``.
         batch_size: None for the full batch, else the minibatch size.
-        seed: seed of the minibatch sequence.
+        seed: seed of the minibatch sequence; with ``stacked=True`` also a sequence of R seeds,
+            run r on the minibatches of ``seed[r]``.
         stream: a function t -> (X_t, Y_t) of fresh batches (not together with ``batch_size``).
         record_every: record the loss (and optionally outputs, weights) every k steps and at the
             end (default 1); or
@@ -338,17 +450,17 @@ def train_two_layer(
         record_weights: also keep U and V at the recorded steps.
         adam_betas: Adam's (beta1, beta2), each in (0, 1).
         adam_eps: Adam's epsilon, > 0.
-        stacked: train the R runs of (U0, V0) at once on the same data and minibatches; the loss
-            minimised is the sum of the runs' losses, so each run follows its own gradient.
+        stacked: train the R runs of (U0, V0) at once (see above).
         moments: train the NQF on S_xx = X^T X / n and S_xy = X^T Y / n alone (full-batch
             gradient descent only): the same run up to round-off, at a cost independent of n
             (Chapter 10). The outputs, when recorded, are phi'(0) X U V.
 
     Returns:
-        A :class:`TwoLayerRun`.
+        A :class:`TwoLayerRun`; for stacked runs every record has a run axis, and
+        ``run.run(r)`` is run r alone.
 
     Raises:
-        ValueError: on a bad argument (the message names it).
+        ValueError, TypeError: on a bad argument (the message names it).
         DivergenceError: if the loss (summed over stacked runs) becomes non-finite or exceeds
             1e6 times its initial value.
     """
@@ -359,20 +471,28 @@ def train_two_layer(
     U = as_tensor("U0", U0, ndim=3 if stacked else 2).detach().clone()
     V = as_tensor("V0", V0, dtype=U.dtype, device=U.device).detach().clone()
     if stacked:
+        V = V[..., None] if V.ndim == 2 else V
         require_shape("V0", V, (U.shape[0], U.shape[2], None), like="U0")
     else:
         V = V[:, None] if V.ndim == 1 else V
         require_shape("V0", V, (U.shape[1], None), like="U0")
-    X, Y = _prepare_data(X, Y, U)
-    require_shape("Y", Y, (X.shape[0], V.shape[-1]), like="V0")
+    X, Y = _prepare_data(X, Y, U, stacked)
+    require_shape("Y", Y, Y.shape[:-1] + (V.shape[-1],), like="V0")
     opt = make_optimizer("gd", optimizer, lr, adam_betas, adam_eps)
     steps = require_steps("steps", steps)
+    seeds = _seed_list("seed", seed)
+    if seeds is not None and not stacked:
+        raise TypeError(f"argument `seed`: a sequence of seeds (one per run) needs "
+                        f"stacked=True; got {describe(seed)}")
+    if seeds is not None and len(seeds) != U.shape[0]:
+        raise ValueError(f"argument `seed`: expected one seed per run ({U.shape[0]}), got "
+                         f"{len(seeds)}")
     if batch_size is not None and stream is not None:
         raise ValueError("argument `batch_size`: give either batch_size (minibatches of X, Y) or "
                          "stream (fresh batches), not both")
     if stream is not None and not callable(stream):
         raise TypeError(f"argument `stream`: expected a function t -> (X_t, Y_t), got "
-                        f"{type(stream).__name__}")
+                        f"{describe(stream)}")
     if moments and (model != "nqf" or optimizer != "sgd" or batch_size is not None
                     or stream is not None):
         raise ValueError("argument `moments`: only the NQF (model='nqf') under full-batch "
@@ -380,12 +500,18 @@ def train_two_layer(
                          "function of the moments")
     record = record_points(steps, 1 if record_every is None and record_steps is None
                            else record_every, record_steps)
-    per_record = (Y.numel() * (U.shape[0] if stacked else 1) if record_outputs else 0) + (
+    runs = U.shape[0] if stacked else 1
+    per_record = (runs * X.shape[-2] * Y.shape[-1] if record_outputs else 0) + (
         U.numel() + V.numel() if record_weights else 0)
     require_record_memory(len(record), per_record + 1, U.dtype, U.device)
     if stacked:
         record |= {steps}                           # each run's loss is read from the records
-    batches = stream if stream is not None else minibatches(X.shape[0], batch_size, steps, seed)
+    batches: Any = stream
+    if stream is None and seeds is None:
+        batches = minibatches(X.shape[-2], batch_size, steps, require_seed("seed", seed))
+    elif stream is None and seeds is not None and batch_size is not None:
+        batches = torch.stack([_batch_indices(X.shape[-2], batch_size, steps, s) for s in seeds],
+                              dim=1)                        # (steps, R, b): each run's own
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
     system = (_TwoLayerMoments(act, X, Y, record_outputs, record_weights) if moments

@@ -123,12 +123,15 @@ class NTKDrift:
         drift: ||Theta(T) - Theta(0)||_F / ||Theta(0)||_F.
         time: the training time T = lr * steps at which the loss first fell to ``loss_fraction``.
         loss0, loss_T: the loss at 0 and at T.
+        unit_sum: |m(T)|, the length of the unit sum m = sum_i w_i at T (the fragment's step
+            u = g + 2 B m = O(d^{-1/2}) needs it to stay of order one).
     """
 
     drift: float
     time: float
     loss0: float
     loss_T: float
+    unit_sum: float = math.nan
 
 
 def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: float = 0.5,
@@ -149,7 +152,7 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
         seed: seed of the initial weights.
 
     Returns:
-        :class:`NTKDrift` (drift, time, loss0, loss_T).
+        :class:`NTKDrift` (drift, time, loss0, loss_T, unit_sum).
 
     Raises:
         DivergenceError: if the loss blows up (with a smaller lr to try).
@@ -170,9 +173,11 @@ def ntk_drift(problem: GeneralNQF, *, init_scale: float = 1e-3, loss_fraction: f
         raise ValueError(f"argument `max_steps`: the loss fell only to "
                          f"{run.loss[-1] / run.loss[0]:.3g} of its initial value in {max_steps} "
                          "steps; raise max_steps or lr")
+    assert run.W is not None                                    # simulate_W returns W
     theta0 = nqf_ntk(problem, W0)
     drift = (nqf_ntk(problem, run.W) - theta0).norm() / theta0.norm()
-    return NTKDrift(float(drift), lr * steps, float(run.loss[0]), float(run.loss[-1]))
+    return NTKDrift(float(drift), lr * steps, float(run.loss[0]), float(run.loss[-1]),
+                    float(run.W.sum(dim=1).norm()))
 
 
 def initial_weights(problem: GeneralNQF, init_scale: float = 1e-3, seed: int = 1) -> torch.Tensor:
@@ -211,12 +216,16 @@ class DriftScaling:
         widths, drifts: the widths d and the measured relative drifts (NumPy).
         exponent: log-log slope of drift against d (least squares).
         predicted: the fragment's exponent max(1 - alpha_B, -alpha_A).
+        times, unit_sums: at each width, the time T at which the loss halved and |m(T)|
+            (see :class:`NTKDrift`).
     """
 
     widths: np.ndarray
     drifts: np.ndarray
     exponent: float
     predicted: float
+    times: np.ndarray | None = None
+    unit_sums: np.ndarray | None = None
 
 
 def predicted_drift_exponent(alpha_A: float, alpha_B: float) -> float:
@@ -279,8 +288,11 @@ def drift_scaling(alpha_A: float, alpha_B: float, widths: Sequence[int] = (16, 6
     prob_keys = {"n", "p", "alpha_g", "device"}
     pk = {k: v for k, v in kwargs.items() if k in prob_keys}
     rk = {k: v for k, v in kwargs.items() if k not in prob_keys}
-    drifts = np.array([ntk_drift(scaled_nqf_problem(w, alpha_A, alpha_B, seed=seed, **pk), **rk).drift
-                       for w in widths])
+    runs = [ntk_drift(scaled_nqf_problem(w, alpha_A, alpha_B, seed=seed, **pk), **rk)
+            for w in widths]
+    drifts = np.array([r.drift for r in runs])
     exponent = float(np.polyfit(np.log(widths), np.log(drifts), 1)[0])
     return DriftScaling(np.asarray(widths), drifts, exponent,
-                        predicted_drift_exponent(alpha_A, alpha_B))
+                        predicted_drift_exponent(alpha_A, alpha_B),
+                        times=np.array([r.time for r in runs]),
+                        unit_sums=np.array([r.unit_sum for r in runs]))

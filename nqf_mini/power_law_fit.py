@@ -55,18 +55,24 @@ def fit_power_law(t: Any, loss: Any, window: tuple[float, float]) -> PowerLawFit
     require_same_shape("`t`, `loss`", t_arr, y_arr)
     for name, arr in (("t", t_arr), ("loss", y_arr)):
         if not (arr > 0).all():
-            raise ValueError(f"argument `{name}`: expected values > 0 (a log-log fit), got "
-                             f"minimum {arr.min():.3g}")
+            raise ValueError(
+                f"argument `{name}`: expected values > 0 (a log-log fit), got "
+                f"minimum {arr.min():.3g}"
+            )
     w = as_tensor("window", window, ndim=1)
     if w.shape[0] != 2:
         raise ValueError(f"argument `window`: expected a pair (t_min, t_max), got {window!r}")
     t_min, t_max = float(w[0]), float(w[1])
     if not 0 < t_min < t_max:
-        raise ValueError(f"argument `window`: expected 0 < t_min < t_max, got ({t_min:.4g}, {t_max:.4g})")
+        raise ValueError(
+            f"argument `window`: expected 0 < t_min < t_max, got ({t_min:.4g}, {t_max:.4g})"
+        )
     if t_min < t_arr.min() * (1 - 1e-6) or t_max > t_arr.max() * (1 + 1e-6):
-        raise ValueError(f"argument `window`: expected a window inside the data range "
-                         f"[{t_arr.min():.4g}, {t_arr.max():.4g}], got ({t_min:.4g}, {t_max:.4g})")
-    inside = (t_arr >= t_min * (1 - 1e-6)) & (t_arr <= t_max * (1 + 1e-6))   # float32 grids
+        raise ValueError(
+            f"argument `window`: expected a window inside the data range "
+            f"[{t_arr.min():.4g}, {t_arr.max():.4g}], got ({t_min:.4g}, {t_max:.4g})"
+        )
+    inside = (t_arr >= t_min * (1 - 1e-6)) & (t_arr <= t_max * (1 + 1e-6))  # float32 grids
     m = int(inside.sum())
     if m < 3:
         raise ValueError(f"argument `window`: expected at least 3 points inside, got {m}")
@@ -76,5 +82,10 @@ def fit_power_law(t: Any, loss: Any, window: tuple[float, float]) -> PowerLawFit
     intercept = float(y.mean() - slope * x.mean())
     resid = y - (intercept + slope * x)
     stderr = float(math.sqrt((resid * resid).sum() / max(m - 2, 1) / (xc * xc).sum()))
-    return PowerLawFit(exponent=-slope, stderr=stderr, prefactor=math.exp(intercept),
-                       window=(t_min, t_max), n_points=m)
+    return PowerLawFit(
+        exponent=-slope,
+        stderr=stderr,
+        prefactor=math.exp(intercept),
+        window=(t_min, t_max),
+        n_points=m,
+    )

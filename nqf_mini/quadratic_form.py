@@ -24,7 +24,13 @@ import torch
 
 from ._modules import Module, evaluate, prepare_call, require_finite_output, scalar_output
 from ._validate import (
-    as_tensor, largest, require_dtype, require_memory, require_positive, require_positive_int,
+    as_tensor,
+    largest,
+    require_bool,
+    require_dtype,
+    require_memory,
+    require_positive,
+    require_positive_int,
     require_shape,
 )
 from .device import resolve_device
@@ -54,11 +60,25 @@ class QuadraticExpansion:
         return bool(self.g.abs().max() <= self.atol and self.B.abs().max() <= self.atol)
 
     def predict(self, W: torch.Tensor, drop_linear: bool = False) -> torch.Tensor:
-        """Evaluate the second-order form at weights ``W`` of shape (p, d)."""
+        r"""Evaluate the second-order form at weights W (Chapter 1):
+        :math:`f_0 + g^\top m + \operatorname{Tr}[MA] + m^\top B m`, :math:`M = WW^\top`,
+        :math:`m = W\mathbf 1`.
+
+        Args:
+            W: weights, shape (p, d), units as columns.
+            drop_linear: leave out the linear term :math:`g^\top m` (default False).
+
+        Returns:
+            A 0-d tensor, in the dtype and on the device of the expansion.
+
+        Raises:
+            ValueError, TypeError: on a bad argument (naming it).
+        """
         W = as_tensor("W", W, ndim=2, dtype=self.A.dtype, device=self.A.device)
         require_shape("W", W, (self.A.shape[0], None))
-        mu = W.sum(dim=1)                                   # (p,)
-        quad = torch.einsum("pi,pq,qi->", W, self.A, W)     # Tr[W^T A W] = Tr[M A]
+        drop_linear = require_bool("drop_linear", drop_linear)
+        mu = W.sum(dim=1)  # (p,)
+        quad = torch.einsum("pi,pq,qi->", W, self.A, W)  # Tr[W^T A W] = Tr[M A]
         out = self.f0 + quad + mu @ self.B @ mu
         return out if drop_linear else out + self.g @ mu
 
@@ -86,8 +106,9 @@ def two_unit_derivatives(
     require_dtype(dtype)
     x, dev = prepare_call(f, x, dtype, None if device is None else resolve_device(device))
     require_memory("p", 4.0 * p * p, dtype=dtype, device=dev, what="the Hessian (2p x 2p)")
-    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=dev,
-                   what="the weights (p x d)")
+    require_memory(
+        largest(p=p, d=d), float(p) * d, dtype=dtype, device=dev, what="the weights (p x d)"
+    )
     rest = torch.zeros(p, d - 2, dtype=dtype, device=dev)
 
     def weights(w: torch.Tensor) -> torch.Tensor:
@@ -97,7 +118,7 @@ def two_unit_derivatives(
         return scalar_output(f(weights(w), x))
 
     w0 = torch.zeros(2 * p, dtype=dtype, device=dev)
-    f0 = evaluate(f, weights(w0), x).detach()               # reports a bad x naming it
+    f0 = evaluate(f, weights(w0), x).detach()  # reports a bad x naming it
     w = w0.clone().requires_grad_(True)
     out = restricted(w)
     grad = torch.autograd.grad(out, w, allow_unused=True)[0] if out.requires_grad else None
@@ -153,12 +174,17 @@ def quadratic_expansion(
     P, Q, Q21, P22 = H[:p, :p], H[:p, p:], H[p:, :p], H[p:, p:]
     scale = max(1.0, H.abs().max().item(), grad.abs().max().item())
     tol = (atol if atol is not None else _default_atol(dtype)) * scale
-    asym = max((P - P22).abs().max().item(), (grad[:p] - grad[p:]).abs().max().item(),
-               (Q - Q21).abs().max().item())
+    asym = max(
+        (P - P22).abs().max().item(),
+        (grad[:p] - grad[p:]).abs().max().item(),
+        (Q - Q21).abs().max().item(),
+    )
     if asym > tol:
-        raise ValueError(f"argument `f`: the module is not symmetric under swapping two units "
-                         f"(the two units' derivatives differ by {asym:.3g}); Theorem 1 needs "
-                         "interchangeable units, with units as the columns of W")
+        raise ValueError(
+            f"argument `f`: the module is not symmetric under swapping two units "
+            f"(the two units' derivatives differ by {asym:.3g}); Theorem 1 needs "
+            "interchangeable units, with units as the columns of W"
+        )
     Q = (Q + Q.T) / 2
     return QuadraticExpansion(f0=f0, g=grad[:p], A=(P - Q) / 2, B=Q / 2, atol=tol)
 
@@ -195,13 +221,17 @@ def structure_matrix(
     exp = quadratic_expansion(f, x, p, d, dtype=dtype, device=device, atol=atol)
     g_norm, b_max = exp.g.norm().item(), exp.B.abs().max().item()
     if g_norm > exp.atol:
-        raise ValueError(f"argument `f` violates ZGZ: the gradient with respect to a unit at W = 0 "
-                         f"has norm {g_norm:.3g} (expected 0), so f has a linear term g.mu. Use "
-                         "nqf_mini.quadratic_expansion(f, x, p) for the general form (f0, g, A, B).")
+        raise ValueError(
+            f"argument `f` violates ZGZ: the gradient with respect to a unit at W = 0 "
+            f"has norm {g_norm:.3g} (expected 0), so f has a linear term g.mu. Use "
+            "nqf_mini.quadratic_expansion(f, x, p) for the general form (f0, g, A, B)."
+        )
     if b_max > exp.atol:
-        raise ValueError(f"argument `f` has a non-zero cross-unit Hessian (max |B| = {b_max:.3g}, "
-                         "expected 0), so f has a term mu^T B mu. Use "
-                         "nqf_mini.quadratic_expansion(f, x, p) for the general form (f0, g, A, B).")
+        raise ValueError(
+            f"argument `f` has a non-zero cross-unit Hessian (max |B| = {b_max:.3g}, "
+            "expected 0), so f has a term mu^T B mu. Use "
+            "nqf_mini.quadratic_expansion(f, x, p) for the general form (f0, g, A, B)."
+        )
     return exp.A
 
 
@@ -234,8 +264,9 @@ def structure_matrices(
             index), or if f violates ZGZ (see :func:`structure_matrix`).
     """
     if isinstance(xs, (str, bytes)) or not hasattr(xs, "__len__") or len(xs) == 0:
-        raise ValueError(f"argument `xs`: expected a non-empty sequence of inputs, got "
-                         f"{type(xs).__name__}")
+        raise ValueError(
+            f"argument `xs`: expected a non-empty sequence of inputs, got {type(xs).__name__}"
+        )
     if isinstance(xs, torch.Tensor):
         xs = as_tensor("xs", xs)
     mats = []
@@ -269,7 +300,9 @@ def nqf_value(M: torch.Tensor, A: torch.Tensor, f0: float | torch.Tensor = 0.0) 
     M = as_tensor("M", M, ndim=2)
     A = as_tensor("A", A, dtype=M.dtype, device=M.device)
     if A.ndim not in (2, 3) or A.shape[-2:] != M.shape:
-        raise ValueError(f"argument `A`: expected shape {tuple(M.shape)} or (n, *{tuple(M.shape)}) "
-                         f"to match `M`, got {tuple(A.shape)}")
+        raise ValueError(
+            f"argument `A`: expected shape {tuple(M.shape)} or (n, *{tuple(M.shape)}) "
+            f"to match `M`, got {tuple(A.shape)}"
+        )
     f0 = as_tensor("f0", f0, dtype=M.dtype, device=M.device)
     return f0 + torch.einsum("...pq,qp->...", A, M)

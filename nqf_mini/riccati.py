@@ -1,8 +1,8 @@
 """Exactly solvable flows beyond commuting data: isotropy (Riccati) and a single sample (Chapter 4).
 
-Isotropy (our reading of Assumption 2): (1/n) sum_mu A_mu Tr[A_mu M] = kappa M for every symmetric M.
-Then G = kappa M - B with B = (1/n) sum_mu y_mu A_mu (f0 = 0), and the flow dM/dt = -2 (G M + M G)
-(loss (1/2n) sum r^2) becomes the matrix Riccati equation
+Isotropy (our reading of Assumption 2): (1/n) sum_mu A_mu Tr[A_mu M] = kappa M for every symmetric
+M. Then G = kappa M - B with B = (1/n) sum_mu y_mu A_mu (f0 = 0), and the flow dM/dt = -2 (G M + M
+G) (loss (1/2n) sum r^2) becomes the matrix Riccati equation
 
     dM/dt = 2 (B M + M B) - 4 kappa M^2.
 
@@ -25,20 +25,28 @@ import torch
 
 from ._ode import integrate
 from ._validate import (
-    as_tensor, require_dtype, require_memory, require_positive, require_positive_int,
-    require_real, require_shape, require_symmetric, require_symmetric_stack, require_time_grid,
+    as_tensor,
+    require_dtype,
+    require_memory,
+    require_positive,
+    require_positive_int,
+    require_real,
+    require_shape,
+    require_symmetric,
+    require_symmetric_stack,
+    require_time_grid,
     round_off_rtol,
 )
 from .device import resolve_device
 from .lotka_volterra import require_substeps
 from .seeds import generator
 
-_STEP_FRACTION = 0.02   # single-sample RK4 step: this fraction of the local time scale 1 / F'(s)
+_STEP_FRACTION = 0.02  # single-sample RK4 step: this fraction of the local time scale 1 / F'(s)
 
 
 def _isotropy_map(A: torch.Tensor) -> torch.Tensor:
     """The linear map M -> (1/n) sum A_mu Tr[A_mu M] as a (p^2, p^2) matrix."""
-    flat = A.reshape(A.shape[0], -1)                               # (n, p^2)
+    flat = A.reshape(A.shape[0], -1)  # (n, p^2)
     return flat.T @ flat / A.shape[0]
 
 
@@ -64,8 +72,9 @@ def isotropy_constant(A: Any, rtol: float | None = None) -> float:
     require_symmetric_stack("A", A)
     rtol = require_positive("rtol", default_rtol if rtol is None else rtol)
     p = A.shape[1]
-    require_memory("A", float(p) ** 4, dtype=A.dtype, device=A.device,
-                   what="the isotropy map (p^2 x p^2)")
+    require_memory(
+        "A", float(p) ** 4, dtype=A.dtype, device=A.device, what="the isotropy map (p^2 x p^2)"
+    )
     T = _isotropy_map(A)
     eye = torch.eye(p * p, dtype=A.dtype, device=A.device)
     swap = eye.reshape(p, p, p, p).transpose(0, 1).reshape(p * p, p * p)
@@ -73,9 +82,11 @@ def isotropy_constant(A: Any, rtol: float | None = None) -> float:
     kappa = (torch.trace(T) / torch.trace(sym)).item()
     dev = (T - kappa * sym).norm().item() / max(abs(kappa) * sym.norm().item(), 1e-300)
     if not dev <= rtol:
-        raise ValueError(f"argument `A`: the data are not isotropic: (1/n) sum A Tr[A M] differs from "
-                         f"kappa M by a relative {dev:.3g} (tolerance {rtol:.3g}, "
-                         f"best kappa {kappa:.3g})")
+        raise ValueError(
+            f"argument `A`: the data are not isotropic: (1/n) sum A Tr[A M] differs from "
+            f"kappa M by a relative {dev:.3g} (tolerance {rtol:.3g}, "
+            f"best kappa {kappa:.3g})"
+        )
     return kappa
 
 
@@ -86,11 +97,12 @@ def isotropic_dataset(
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float64,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """An exactly isotropic, non-commuting data set: a rotated orthonormal basis of Sym(p) (Chapter 4).
+    """An exactly isotropic, non-commuting data set: a rotated orthonormal basis of Sym(p) (Chapter
+    4).
 
     The n = p(p+1)/2 matrices E_ii and (E_ij + E_ji)/sqrt2 are orthonormal in the Frobenius product;
-    any orthogonal mixing A_mu = sum_nu O_mu,nu E_nu keeps sum_mu A_mu Tr[A_mu M] = M, so kappa = 1/n.
-    A random O makes the matrices non-commuting. Targets are standard normal.
+    any orthogonal mixing A_mu = sum_nu O_mu,nu E_nu keeps sum_mu A_mu Tr[A_mu M] = M, so kappa =
+    1/n. A random O makes the matrices non-commuting. Targets are standard normal.
 
     Args:
         p: matrix size (>= 2).
@@ -105,8 +117,11 @@ def isotropic_dataset(
     require_dtype(dtype)
     dev = resolve_device(device)
     n_sym = p * (p + 1) / 2
-    require_memory("p", n_sym * p * p + n_sym * n_sym, what="the data set (n x p x p) and its "
-                   "rotation (n x n), n = p (p + 1) / 2")
+    require_memory(
+        "p",
+        n_sym * p * p + n_sym * n_sym,
+        what="the data set (n x p x p) and its rotation (n x n), n = p (p + 1) / 2",
+    )
     rows, cols = torch.triu_indices(p, p)
     n = rows.numel()
     basis = torch.zeros(n, p, p, dtype=torch.float64)
@@ -127,7 +142,7 @@ def _log_integral_exp(lam: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     Written as ln k = max(x, 0) + ln(1 - e^{-|x|}) - ln(4 |lam|), x = 4 lam t, so that it neither
     overflows nor cancels; -inf at t = 0.
     """
-    tt = t[:, None].expand(-1, lam.shape[0])                       # (T, p)
+    tt = t[:, None].expand(-1, lam.shape[0])  # (T, p)
     x = 4.0 * lam * tt
     small = x.abs() < 1e-6
     safe_x = torch.where(small, torch.ones_like(x), x)
@@ -175,74 +190,102 @@ def riccati_closed_form(B: Any, kappa: float, W0: Any, t: Any) -> torch.Tensor:
     require_shape("W0", W0, (p, None), like="B")
     t_in = as_tensor("t", t, dtype=B.dtype, device=B.device)
     if t_in.ndim > 1:
-        raise ValueError(f"argument `t`: expected a scalar or a 1-D tensor of times, got shape "
-                         f"{tuple(t_in.shape)}")
+        raise ValueError(
+            f"argument `t`: expected a scalar or a 1-D tensor of times, got shape "
+            f"{tuple(t_in.shape)}"
+        )
     t = t_in.reshape(-1)
     if (t < 0).any():
         raise ValueError(f"argument `t`: expected times >= 0, got minimum {t.min().item():.3g}")
     d = W0.shape[1]
     lam, U = torch.linalg.eigh((B + B.T) / 2)
-    lam, U = lam.flip(0), U.flip(1)               # descending: QR of graded rows wants the big first
-    Wt = U.T @ W0                                                   # W0 in B's eigenbasis: (p, d)
+    lam, U = lam.flip(0), U.flip(1)  # descending: QR of graded rows wants the big first
+    Wt = U.T @ W0  # W0 in B's eigenbasis: (p, d)
     pos = t > 0
-    tp = torch.where(pos, t, torch.ones_like(t))                    # t = 0 handled below
-    log_sq = 0.5 * (math.log(4.0 * kappa) + _log_integral_exp(lam, tp))   # ln sqrt(4 kappa k): (T, p)
-    Y = torch.exp(log_sq)[:, :, None] * Wt                          # (T, p, d)
+    tp = torch.where(pos, t, torch.ones_like(t))  # t = 0 handled below
+    log_sq = 0.5 * (
+        math.log(4.0 * kappa) + _log_integral_exp(lam, tp)
+    )  # ln sqrt(4 kappa k): (T, p)
+    Y = torch.exp(log_sq)[:, :, None] * Wt  # (T, p, d)
     eye = torch.eye(d, dtype=B.dtype, device=B.device).expand(t.shape[0], d, d)
-    Q2 = torch.linalg.qr(torch.cat([Y, eye], dim=1)).Q[:, :p, :]    # Y R^{-1}: (T, p, d)
-    Z = torch.exp(2.0 * lam * tp[:, None] - log_sq)[:, :, None] * Q2  # e^{2 lam t} W~ R^{-1}: (T, p, d)
-    M = U @ (Z @ Z.transpose(1, 2)) @ U.T                           # (T, p, p)
+    Q2 = torch.linalg.qr(torch.cat([Y, eye], dim=1)).Q[:, :p, :]  # Y R^{-1}: (T, p, d)
+    Z = (
+        torch.exp(2.0 * lam * tp[:, None] - log_sq)[:, :, None] * Q2
+    )  # e^{2 lam t} W~ R^{-1}: (T, p, d)
+    M = U @ (Z @ Z.transpose(1, 2)) @ U.T  # (T, p, p)
     M = torch.where(pos[:, None, None], M, W0 @ W0.T)
     if not torch.isfinite(M).all():
-        log_max = math.log(torch.finfo(B.dtype).max)                  # 709.8, 88.7 (float32)
+        log_max = math.log(torch.finfo(B.dtype).max)  # 709.8, 88.7 (float32)
         limit = log_max / 2 / max(lam.abs().max().item(), 1e-300)
-        raise ValueError(f"argument `t`: the closed form overflows in {B.dtype} for "
-                         f"2 lambda_max t > ~{log_max:.0f} (here t > ~{limit:.3g}); by then M "
-                         "has converged to P+ B P+ / kappa, so evaluate at smaller t (or pass "
-                         "float64 tensors)")
+        raise ValueError(
+            f"argument `t`: the closed form overflows in {B.dtype} for "
+            f"2 lambda_max t > ~{log_max:.0f} (here t > ~{limit:.3g}); by then M "
+            "has converged to P+ B P+ / kappa, so evaluate at smaller t (or pass "
+            "float64 tensors)"
+        )
     return M[0] if t_in.ndim == 0 else M
 
 
 def single_sample_solution(
-    a: Any, y: float, z0: Any, t: Any, *, max_step: float | None = None,
+    a: Any,
+    y: float,
+    z0: Any,
+    t: Any,
+    *,
+    max_step: float | None = None,
 ) -> torch.Tensor:
-    """Mode strengths for one training sample: z_k = z_k(0) exp(4 a_k s(t)) (Chapter 4).
+    r"""Mode strengths for one training sample: :math:`z_k(t) = z_k(0)e^{4a_k\tau(t)}`
+    (Chapter 4).
 
-    With n = 1, C = a a^T and b = y a, so dz_k/dt = 4 a_k z_k (y - a.z); hence z_k = z_k(0) e^{4 a_k s}
-    with ds/dt = y - sum_k a_k z_k(0) e^{4 a_k s}, s(0) = 0, a scalar ODE integrated by RK4.
+    With n = 1, :math:`C = aa^\top` and :math:`b = ya`, so :math:`\dot z_k = 4a_kz_k(y - a^\top z)`;
+    hence :math:`z_k = z_k(0)e^{4a_k\tau}` with the common clock :math:`\tau(t)`, the residual
+    accumulated up to time t, which solves the scalar ODE
+
+    .. math::
+
+        \dot\tau = y - F(\tau), \qquad F(\tau) = \sum_k a_kz_k(0)e^{4a_k\tau}, \qquad
+        \tau(0) = 0,
+
+    integrated by RK4.
 
     Args:
-        a: eigenvalues of the single structure matrix, shape (K,).
+        a: eigenvalues :math:`a_k` of the single structure matrix, shape (K,).
         y: the target minus f0.
-        z0: initial mode strengths, >= 0, shape (K,).
+        z0: initial mode strengths :math:`z_k(0) \ge 0`, shape (K,).
         t: output times, 1-D increasing, >= 0.
-        max_step: fixed RK4 step (default: 2% of the local time scale 1 / F'(s),
-            F(s) = sum_k a_k z_k(0) e^{4 a_k s}).
+        max_step: fixed RK4 step (default: 2% of the local time scale :math:`1/F'(\tau)`).
 
     Returns:
         z at the times t, shape (T, K).
+
+    Raises:
+        ValueError, TypeError: on a bad argument (naming it), or a step size that would take more
+            than the bounded number of RK4 steps.
     """
     a = as_tensor("a", a, ndim=1).detach()
     z0 = as_tensor("z0", z0, ndim=1, dtype=a.dtype, device=a.device).detach()
     require_shape("z0", z0, (a.shape[0],), like="a")
     if (z0 < 0).any():
-        raise ValueError(f"argument `z0`: expected strengths >= 0, got minimum {z0.min().item():.3g}")
+        raise ValueError(
+            f"argument `z0`: expected strengths >= 0, got minimum {z0.min().item():.3g}"
+        )
     t = require_time_grid("t", t, dtype=a.dtype, device=a.device)
     y = require_real("y", y)
-    an, cn = a.double().cpu().numpy(), (a * z0).double().cpu().numpy()   # a_k, a_k z_k(0)
+    an, cn = a.double().cpu().numpy(), (a * z0).double().cpu().numpy()  # a_k, a_k z_k(0)
 
-    def ds(state: tuple[float]) -> tuple[float]:                           # ds/dt = y - F(s)
+    def dtau(state: tuple[float]) -> tuple[float]:  # y - F(tau)
         return (y - float(np.dot(cn, np.exp(4.0 * an * state[0]))),)
 
-    def rate(s: float) -> float:                                           # |d(ds/dt)/ds| = F'(s)
-        return float(np.dot(4.0 * an * cn, np.exp(4.0 * an * s)))
+    def rate(tau: float) -> float:  # F'(tau)
+        return float(np.dot(4.0 * an * cn, np.exp(4.0 * an * tau)))
 
     floor = 4.0 * abs(y) * float(np.abs(an).max()) + 1e-12
     fixed = None if max_step is None else require_positive("max_step", max_step)
     if fixed is not None:
         require_substeps("max_step", t[-1].item(), fixed)
 
-    def step(state: tuple[float]) -> float:                                # 2% of the local scale
+    def step(state: tuple[float]) -> float:  # 2% of the local scale
         return fixed if fixed is not None else _STEP_FRACTION / max(rate(state[0]), floor)
-    states = integrate(ds, (0.0,), t.tolist(), step)
-    return torch.stack([z0 * torch.exp(4.0 * a * s) for (s,) in states])
+
+    states = integrate(dtau, (0.0,), t.tolist(), step)
+    return torch.stack([z0 * torch.exp(4.0 * a * tau) for (tau,) in states])

@@ -29,8 +29,9 @@ def seed_shift() -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(f"environment variable {ENV_VAR}: expected an integer seed shift, "
-                         f"got {raw!r}") from None
+        raise ValueError(
+            f"environment variable {ENV_VAR}: expected an integer seed shift, got {raw!r}"
+        ) from None
 
 
 def generator(seed: int, *, name: str = "seed") -> torch.Generator:
@@ -52,6 +53,8 @@ def generator(seed: int, *, name: str = "seed") -> torch.Generator:
         ValueError: if ``NQF_SEED`` is set to something that is not an integer.
     """
     if not isinstance(name, str):
-        raise TypeError(f"argument `name`: expected the name of the seed argument (a string), "
-                        f"got {type(name).__name__}")
+        raise TypeError(
+            f"argument `name`: expected the name of the seed argument (a string), "
+            f"got {type(name).__name__}"
+        )
     return torch.Generator().manual_seed(require_seed(name, seed) + seed_shift())

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 import torch
 
 from ._validate import (
-    describe, largest, require_fraction, require_memory, require_positive, require_positive_int,
+    describe,
+    largest,
+    require_fraction,
+    require_memory,
+    require_positive,
+    require_positive_int,
 )
 from .device import resolve_device
 from .seeds import generator
@@ -50,14 +55,17 @@ def fourier_basis(K: int, N: int, device: torch.device | str | None = None) -> t
     """phi_k(theta_j) for k = 1..K on theta_j = 2 pi j / N, (N, K) (Chapter 6).
 
     phi_{2m-1} = sqrt2 cos(m theta), phi_{2m} = sqrt2 sin(m theta). Orthonormal under (1/N) sum_j as
-    long as the highest frequency m = ceil(K/2) stays below the Nyquist frequency N/2, i.e. N > 2 ceil(K/2).
+    long as the highest frequency m = ceil(K/2) stays below the Nyquist frequency N/2, i.e. N > 2
+    ceil(K/2).
     """
     K, N = require_positive_int("K", K), require_positive_int("N", N)
     require_memory(largest(K=K, N=N), 4.0 * N * K, what="the Fourier features (N x K)")
     m_max = (K + 1) // 2
     if not N > 2 * m_max:
-        raise ValueError(f"argument `N`: expected N > 2 ceil(K/2) = {2 * m_max} grid points (above "
-                         f"the Nyquist limit of the highest frequency {m_max}), got {N}")
+        raise ValueError(
+            f"argument `N`: expected N > 2 ceil(K/2) = {2 * m_max} grid points (above "
+            f"the Nyquist limit of the highest frequency {m_max}), got {N}"
+        )
     angles = 2.0 * math.pi * torch.arange(N, dtype=torch.float64) / N
     k = torch.arange(1, K + 1, dtype=torch.float64)
     m = torch.ceil(k / 2.0)
@@ -66,8 +74,9 @@ def fourier_basis(K: int, N: int, device: torch.device | str | None = None) -> t
     return basis.to(resolve_device(device))
 
 
-def fourier_features(K: int, N: int, theta: float, beta: float,
-                     device: torch.device | str | None = None) -> FourierData:
+def fourier_features(
+    K: int, N: int, theta: float, beta: float, device: torch.device | str | None = None
+) -> FourierData:
     r"""Fourier inputs with :math:`s_k = k^{-\theta}` and targets with :math:`b_k = k^{-\beta}`
     (Chapter 6, the seed's Fig. 5).
 
@@ -93,7 +102,7 @@ def fourier_features(K: int, N: int, theta: float, beta: float,
     basis = fourier_basis(K, N, device=dev)
     angles = (2.0 * math.pi * torch.arange(N, dtype=torch.float64) / N).to(dev)
     k = torch.arange(1, K + 1, dtype=torch.float64, device=dev)
-    s, b = k ** -theta, k ** -beta
+    s, b = k**-theta, k**-beta
     return FourierData(angles=angles, basis=basis, s=s, b=b, X=basis * s, y=basis @ b, Y=basis * b)
 
 
@@ -120,7 +129,7 @@ def fourier_modes(data: FourierData, d: int, sigma: float) -> tuple[torch.Tensor
     if not isinstance(data, FourierData):
         raise TypeError(f"argument `data`: expected FourierData, got {describe(data)}")
     d, sigma = require_positive_int("d", d), require_positive("sigma", sigma)
-    return 2 * data.s * data.b, d * sigma ** 2 / 2 * data.s / data.b
+    return 2 * data.s * data.b, d * sigma**2 / 2 * data.s / data.b
 
 
 @dataclass(frozen=True)
@@ -140,8 +149,14 @@ class OrthonormalSamples:
     O: torch.Tensor
 
 
-def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = None, seed: int = 0,
-                        device: torch.device | str | None = None) -> OrthonormalSamples:
+def orthonormal_samples(
+    n: int,
+    gamma1: float,
+    gamma2: float,
+    p: int | None = None,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> OrthonormalSamples:
     r"""n samples with orthonormal directions, :math:`y_\mu = \mu^{-\gamma_1}`,
     :math:`s_\mu^2 = \mu^{\gamma_1 - \gamma_2}` (Chapter 6).
 
@@ -169,21 +184,25 @@ def orthonormal_samples(n: int, gamma1: float, gamma2: float, p: int | None = No
     require_memory("n", 3.0 * n * n, what="n orthonormal directions (n x n at least)")
     p = n if p is None else require_positive_int("p", p)
     if p < n:
-        raise ValueError(f"argument `p`: expected p >= n = {n} (n orthonormal directions in R^p), got {p}")
+        raise ValueError(
+            f"argument `p`: expected p >= n = {n} (n orthonormal directions in R^p), got {p}"
+        )
     require_memory("p" if p > n else "n", 3.0 * p * p, what="a random orthogonal p x p matrix")
     dev = resolve_device(device)
     gen = generator(seed)
     Q, R = torch.linalg.qr(torch.randn(p, p, generator=gen, dtype=torch.float64))
-    Q = Q * torch.sign(torch.diagonal(R))                                 # a unique, Haar-like Q
+    Q = Q * torch.sign(torch.diagonal(R))  # a unique, Haar-like Q
     gamma1 = require_positive("gamma1", gamma1)
     mu = torch.arange(1, n + 1, dtype=torch.float64)
-    y = mu ** -gamma1
+    y = mu**-gamma1
     s = mu ** ((gamma1 - require_positive("gamma2", gamma2)) / 2.0)
     O = Q[:n]
     return OrthonormalSamples(X=(s[:, None] * O).to(dev), y=y.to(dev), s=s.to(dev), O=O.to(dev))
 
 
-def proportional_init(samples: OrthonormalSamples, eps: float, d: int, seed: int = 0) -> torch.Tensor:
+def proportional_init(
+    samples: OrthonormalSamples, eps: float, d: int, seed: int = 0
+) -> torch.Tensor:
     r"""Weights W0 (p, d) with :math:`z_\mu(0) = o_\mu^\top W_0W_0^\top o_\mu = \varepsilon
     z_\mu^\ast` exactly (Chapter 6).
 
@@ -212,7 +231,7 @@ def proportional_init(samples: OrthonormalSamples, eps: float, d: int, seed: int
     n = samples.y.shape[0]
     require_memory("d", float(samples.O.shape[1] + n) * d, what="W0 (p x d)")
     gen = generator(seed)
-    G = (torch.randint(0, 2, (n, d), generator=gen).to(torch.float64) * 2.0 - 1.0)
-    zstar = (samples.y / samples.s ** 2).cpu()
+    G = torch.randint(0, 2, (n, d), generator=gen).to(torch.float64) * 2.0 - 1.0
+    zstar = (samples.y / samples.s**2).cpu()
     W0 = samples.O.cpu().T @ (torch.sqrt(eps * zstar / d)[:, None] * G)
     return W0.to(samples.O.device)

@@ -1,7 +1,8 @@
 """Numerical checks of Theorem 1's two structural hypotheses (Chapter 1).
 
 * Permutation symmetry: f(W P, x) = f(W, x) for every permutation matrix P of the d units.
-* ZGZ (zero gradient at zero): grad_{w_i} f(W, x) = 0 whenever w_i = 0, whatever the other units are.
+* ZGZ (zero gradient at zero): grad_{w_i} f(W, x) = 0 whenever w_i = 0, whatever the other units
+are.
 
 Both are tested at random weights drawn from a seeded generator, so the answers are reproducible.
 """
@@ -14,22 +15,29 @@ import torch
 
 from ._modules import Module, evaluate, prepare_call, require_finite_output, scalar_output
 from ._validate import (
-    largest, require_dtype, require_memory, require_positive, require_positive_int, require_seed,
+    largest,
+    require_dtype,
+    require_memory,
+    require_positive,
+    require_positive_int,
+    require_seed,
     require_trials,
 )
 from .seeds import generator
 
-MAX_EVALUATIONS = 10**6     # module evaluations of one symmetry check
+MAX_EVALUATIONS = 10**6  # module evaluations of one symmetry check
 
 
-def _random_weights(p: int, d: int, scale: float, seed: int, dtype: torch.dtype,
-                    device: torch.device) -> torch.Tensor:
+def _random_weights(
+    p: int, d: int, scale: float, seed: int, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
     gen = generator(seed)
     return (scale * torch.randn(p, d, generator=gen, dtype=dtype)).to(device)
 
 
-def _setup(f: Module, x: Any, p: int, d: int, trials: int, scale: float, seed: int,
-           dtype: torch.dtype) -> tuple[Any, torch.device, int, int, int, float, int]:
+def _setup(
+    f: Module, x: Any, p: int, d: int, trials: int, scale: float, seed: int, dtype: torch.dtype
+) -> tuple[Any, torch.device, int, int, int, float, int]:
     """Validate the common arguments; returns (x cast to dtype, device, p, d, trials, scale,
     seed)."""
     p, d = require_positive_int("p", p), require_positive_int("d", d, minimum=2)
@@ -37,18 +45,28 @@ def _setup(f: Module, x: Any, p: int, d: int, trials: int, scale: float, seed: i
     seed = require_seed("seed", seed)
     require_dtype(dtype)
     x, device = prepare_call(f, x, dtype)
-    require_memory(largest(p=p, d=d), float(p) * d, dtype=dtype, device=device,
-                   what="the weights (p x d)")
+    require_memory(
+        largest(p=p, d=d), float(p) * d, dtype=dtype, device=device, what="the weights (p x d)"
+    )
     if trials * d > MAX_EVALUATIONS:
-        raise ValueError(f"argument `trials`: trials * d = {trials * d:,} gradient evaluations, "
-                         f"more than {MAX_EVALUATIONS:,}; use fewer trials or units `d`")
-    evaluate(f, torch.zeros(p, d, dtype=dtype, device=device), x)     # reports a bad x naming it
+        raise ValueError(
+            f"argument `trials`: trials * d = {trials * d:,} gradient evaluations, "
+            f"more than {MAX_EVALUATIONS:,}; use fewer trials or units `d`"
+        )
+    evaluate(f, torch.zeros(p, d, dtype=dtype, device=device), x)  # reports a bad x naming it
     return x, device, p, d, trials, scale, seed
 
 
 def permutation_asymmetry(
-    f: Module, x: Any, p: int, d: int = 5, *, trials: int = 4, scale: float = 0.5,
-    seed: int = 0, dtype: torch.dtype = torch.float64,
+    f: Module,
+    x: Any,
+    p: int,
+    d: int = 5,
+    *,
+    trials: int = 4,
+    scale: float = 0.5,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float64,
 ) -> float:
     r"""How far a module is from permutation symmetry (Theorem 1's first hypothesis, Chapter 1).
 
@@ -85,8 +103,15 @@ def permutation_asymmetry(
 
 
 def zgz_violation(
-    f: Module, x: Any, p: int, d: int = 3, *, trials: int = 4, scale: float = 0.5,
-    seed: int = 0, dtype: torch.dtype = torch.float64,
+    f: Module,
+    x: Any,
+    p: int,
+    d: int = 3,
+    *,
+    trials: int = 4,
+    scale: float = 0.5,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float64,
 ) -> float:
     r"""How far a module is from ZGZ, zero gradient at zero (Theorem 1's second hypothesis,
     Chapter 1).
@@ -129,8 +154,9 @@ def zgz_violation(
     return worst
 
 
-def is_permutation_symmetric(f: Module, x: Any, p: int, d: int = 5, *, tol: float = 1e-10,
-                             **kwargs: Any) -> bool:
+def is_permutation_symmetric(
+    f: Module, x: Any, p: int, d: int = 5, *, tol: float = 1e-10, **kwargs: Any
+) -> bool:
     """Whether a module is permutation symmetric: ``permutation_asymmetry(f, x, p, d) <= tol``
     (Chapter 1).
 
@@ -148,8 +174,9 @@ def is_permutation_symmetric(f: Module, x: Any, p: int, d: int = 5, *, tol: floa
     return permutation_asymmetry(f, x, p, d, **kwargs) <= require_positive("tol", tol)
 
 
-def satisfies_zgz(f: Module, x: Any, p: int, d: int = 3, *, tol: float = 1e-10,
-                  **kwargs: Any) -> bool:
+def satisfies_zgz(
+    f: Module, x: Any, p: int, d: int = 3, *, tol: float = 1e-10, **kwargs: Any
+) -> bool:
     """Whether a module satisfies ZGZ: ``zgz_violation(f, x, p, d) <= tol`` (Chapter 1).
 
     Args:

@@ -20,7 +20,7 @@ with E[y^2] = sum_jk v*_j v*_k E[phi(u*_j . x) phi(u*_k . x)] a two-dimensional 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -118,20 +118,26 @@ def evaluation_set(teacher: Teacher, n: int = 4096, seed: int = 1) -> tuple[torc
     return X, teacher(X)
 
 
-def online_stream(teacher: Teacher, batch_size: int, steps: int,
-                  seed: int = 2) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+def online_stream(
+    teacher: Teacher | Sequence[Teacher], batch_size: int, steps: int,
+    seed: int | Sequence[int] = 2,
+) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     r"""A seeded stream of fresh batches for online SGD, ``stream(t) -> (X_t (b, p), y_t (b,))``
     (Chapter 7).
 
     All ``steps`` batches are drawn at once (so the stream is the same for every model trained on
-    it and for every device) and step t reads batch t, with inputs :math:`x \sim N(0, I_p)`. Pass it
-    as ``train_two_layer(stream=...)``.
+    it and for every device) and step t reads batch t, with inputs :math:`x \sim N(0, I_p)` and
+    labels :math:`y = f^\ast(x)` of the teacher. Pass it as ``train_two_layer(stream=...)``.
+    With R teachers and/or R seeds it holds R streams in one, for R runs trained at once
+    (``train_two_layer(..., stacked=True)``): ``stream(t) -> (X_t (R, b, p), y_t (R, b))``,
+    where run r reads exactly the batches of ``online_stream(teacher[r], batch_size, steps,
+    seed[r])`` (one teacher or one seed serves every run).
 
     Args:
-        teacher: from :func:`make_teacher`.
+        teacher: from :func:`make_teacher`, or a sequence of R teachers with the same p.
         batch_size: samples per step.
         steps: the number of steps the stream holds (at most 10**7).
-        seed: seed of :func:`nqf_mini.generator`.
+        seed: seed of :func:`nqf_mini.generator`, or a sequence of R seeds.
 
     Returns:
         The function t -> (X_t, y_t) (it raises ValueError for t outside 0 .. steps - 1).
@@ -139,6 +145,36 @@ def online_stream(teacher: Teacher, batch_size: int, steps: int,
     Raises:
         ValueError, TypeError: on a bad argument (naming it).
     """
+    teachers = (list(teacher) if isinstance(teacher, Sequence)
+                and not isinstance(teacher, (str, bytes)) else None)
+    seeds = (list(seed) if isinstance(seed, (Sequence, np.ndarray))
+             and not isinstance(seed, (str, bytes)) else None)
+    if teachers is None and seeds is None:
+        X, Y = _stream_batches(teacher, batch_size, steps, seed)  # type: ignore[arg-type]
+        return _reader(X, Y, steps)
+    if teachers is not None and seeds is not None and len(teachers) != len(seeds):
+        raise ValueError(f"argument `seed`: expected one seed per teacher ({len(teachers)}), "
+                         f"got {len(seeds)}")
+    R = len(teachers) if teachers is not None else len(seeds or [])
+    if R == 0:
+        name = "teacher" if teachers is not None else "seed"
+        raise ValueError(f"argument `{name}`: expected a non-empty sequence (one per run)")
+    teachers = teachers if teachers is not None else [teacher] * R    # type: ignore[list-item]
+    seeds = seeds if seeds is not None else [seed] * R                # type: ignore[list-item]
+    for t in teachers:
+        _check_teacher(t)
+    if len({t.p for t in teachers}) != 1:
+        raise ValueError("argument `teacher`: expected teachers with the same input dimension "
+                         f"p, got {sorted({t.p for t in teachers})}")
+    parts = [_stream_batches(t, batch_size, steps, s) for t, s in zip(teachers, seeds)]
+    X = torch.stack([X for X, _ in parts], dim=1)                  # (steps, R, b, p)
+    Y = torch.stack([Y for _, Y in parts], dim=1)                  # (steps, R, b)
+    return _reader(X, Y, steps)
+
+
+def _stream_batches(teacher: Teacher, batch_size: int, steps: int,
+                    seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """All batches of :func:`online_stream`: X (steps, b, p), y (steps, b)."""
     _check_teacher(teacher)
     batch_size = require_positive_int("batch_size", batch_size)
     steps = require_steps("steps", steps)
@@ -147,8 +183,11 @@ def online_stream(teacher: Teacher, batch_size: int, steps: int,
                    what=f"the stream of steps x batch_size inputs of dimension {teacher.p}")
     X = gaussian_inputs(steps * batch_size, teacher.p, seed, teacher.U.device)
     Y = teacher(X)
-    X, Y = X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
+    return X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
 
+
+def _reader(X: torch.Tensor, Y: torch.Tensor,
+            steps: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     def stream(t: int) -> tuple[torch.Tensor, torch.Tensor]:
         if not 0 <= t < steps:
             raise ValueError(f"argument `t`: the stream holds steps 0..{steps - 1}, got {t}")

@@ -24,21 +24,28 @@ A state is a tuple of tensors, e.g. (W,), (M,), (M, mu), (U, V).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol, overload
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 
 from ._ode import rk4_step
 from ._validate import (
-    require_fraction, require_in_open_interval, require_memory, require_positive,
-    require_positive_int, require_seed, require_steps, to_numpy,
+    require_fraction,
+    require_in_open_interval,
+    require_memory,
+    require_positive,
+    require_positive_int,
+    require_seed,
+    require_steps,
+    to_numpy,
 )
 from .seeds import generator
 
 State = tuple
-DIVERGENCE_FACTOR = 1e6     # loss above this multiple of the initial loss counts as divergence
-CHECK_EVERY = 64            # measured losses between divergence checks (one host sync each)
+DIVERGENCE_FACTOR = 1e6  # loss above this multiple of the initial loss counts as divergence
+CHECK_EVERY = 64  # measured losses between divergence checks (one host sync each)
 
 
 class DivergenceError(ValueError):
@@ -57,14 +64,16 @@ class DivergenceError(ValueError):
 
 # --- optimisers ----------------------------------------------------------------------------------
 
+
 class System(Protocol):
     """What :func:`train` needs of a system (see the module docstring)."""
 
     def gradient(self, state: State, batch: Any) -> tuple[torch.Tensor | None, State]:
         """(the prediction on the full data at ``state``, or None; dL/dstate on ``batch``)."""
 
-    def measure(self, state: State, prediction: torch.Tensor | None,
-                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def measure(
+        self, state: State, prediction: torch.Tensor | None, record: bool
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """(the loss at ``state`` as a 0-d tensor; what to record there when ``record``).
 
         A system whose loss is c |f - y|^2 may report the norm |f - y| instead and set the
@@ -105,25 +114,34 @@ class Adam:
     eps: float = 1e-8
 
     def init(self, state: State) -> Any:
-        return 0, tuple(torch.zeros_like(x) for x in state), tuple(torch.zeros_like(x) for x in state)
+        return (
+            0,
+            tuple(torch.zeros_like(x) for x in state),
+            tuple(torch.zeros_like(x) for x in state),
+        )
 
     def step(self, system: Any, state: State, memory: Any, batch: Any) -> tuple[Any, State, Any]:
         if not hasattr(system, "gradient"):
-            raise ValueError("argument `optimizer`: Adam needs the gradient with respect to the "
-                             "weights; M space has none (Adam does not close on M, Chapter 3)")
+            raise ValueError(
+                "argument `optimizer`: Adam needs the gradient with respect to the "
+                "weights; M space has none (Adam does not close on M, Chapter 3)"
+            )
         prediction, grad = system.gradient(state, batch)
         (b1, b2), (t, m, v) = self.betas, memory
         t += 1
         m = tuple(b1 * mi + (1 - b1) * g for mi, g in zip(m, grad))
         v = tuple(b2 * vi + (1 - b2) * g * g for vi, g in zip(v, grad))
-        new = tuple(x - self.lr * (mi / (1 - b1 ** t)) / ((vi / (1 - b2 ** t)).sqrt() + self.eps)
-                    for x, mi, vi in zip(state, m, v))           # x - lr m_hat / (sqrt(v_hat) + eps)
+        new = tuple(
+            x - self.lr * (mi / (1 - b1**t)) / ((vi / (1 - b2**t)).sqrt() + self.eps)
+            for x, mi, vi in zip(state, m, v)
+        )  # x - lr m_hat / (sqrt(v_hat) + eps)
         return prediction, new, (t, m, v)
 
 
 @dataclass(frozen=True)
 class Momentum:
-    """Heavy-ball momentum in torch.optim.SGD's form: buf <- beta buf + grad, state <- state - lr buf.
+    """Heavy-ball momentum in torch.optim.SGD's form: buf <- beta buf + grad, state <- state - lr
+    buf.
 
     Equivalently W+ = W - lr grad + beta (W - W_prev): linear in W and its gradient, so it commutes
     with W -> W R and closes on (M, W W_prev^T, W_prev W_prev^T) (Chapter 3).
@@ -161,9 +179,11 @@ class Flow:
     def step(self, system: Any, state: State, memory: Any, batch: Any) -> tuple[Any, State, Any]:
         velocity = getattr(system, "velocity", None)
         if velocity is None:
+
             def velocity(s: State) -> tuple[Any, State]:
                 prediction, grad = system.gradient(s, None)
                 return prediction, tuple(-g for g in grad)
+
         prediction, k1 = velocity(state)
         return prediction, rk4_step(lambda s: velocity(s)[1], state, self.dt, k1), memory
 
@@ -172,9 +192,14 @@ Optimizer = GD | Adam | Momentum | Flow
 OPTIMIZERS = ("sgd", "adam", "momentum")
 
 
-def make_optimizer(method: str, optimizer: str, lr: float,
-                   adam_betas: Sequence[float] = (0.9, 0.999), adam_eps: float = 1e-8,
-                   momentum: float = 0.9) -> Optimizer:
+def make_optimizer(
+    method: str,
+    optimizer: str,
+    lr: float,
+    adam_betas: Sequence[float] = (0.9, 0.999),
+    adam_eps: float = 1e-8,
+    momentum: float = 0.9,
+) -> Optimizer:
     """The optimiser named by a simulator's ``method`` ("gd", "flow") and ``optimizer`` ("sgd",
     "adam", "momentum") arguments. Every hyper-parameter is validated, also those the chosen
     optimiser does not use (a typo there is still a typo)."""
@@ -182,20 +207,29 @@ def make_optimizer(method: str, optimizer: str, lr: float,
     if method not in ("gd", "flow"):
         raise ValueError(f"argument `method`: expected one of ['gd', 'flow'], got {method!r}")
     if not isinstance(optimizer, str) or optimizer not in OPTIMIZERS:
-        raise ValueError(f"argument `optimizer`: expected one of {list(OPTIMIZERS)}, got "
-                         f"{optimizer!r}")
+        raise ValueError(
+            f"argument `optimizer`: expected one of {list(OPTIMIZERS)}, got {optimizer!r}"
+        )
     beta = require_in_open_interval("momentum", momentum, 0.0, 1.0)
-    if isinstance(adam_betas, (str, bytes)) or not hasattr(adam_betas, "__len__") or \
-            len(adam_betas) != 2:
-        raise ValueError(f"argument `adam_betas`: expected two numbers in (0, 1), got "
-                         f"{adam_betas!r}")
-    betas = (require_fraction("adam_betas", adam_betas[0]),
-             require_fraction("adam_betas", adam_betas[1]))
+    if (
+        isinstance(adam_betas, (str, bytes))
+        or not hasattr(adam_betas, "__len__")
+        or len(adam_betas) != 2
+    ):
+        raise ValueError(
+            f"argument `adam_betas`: expected two numbers in (0, 1), got {adam_betas!r}"
+        )
+    betas = (
+        require_fraction("adam_betas", adam_betas[0]),
+        require_fraction("adam_betas", adam_betas[1]),
+    )
     eps = require_positive("adam_eps", adam_eps)
     if method == "flow":
         if optimizer != "sgd":
-            raise ValueError("argument `optimizer`: method='flow' is plain gradient flow, "
-                             f"got optimizer={optimizer!r}")
+            raise ValueError(
+                "argument `optimizer`: method='flow' is plain gradient flow, "
+                f"got optimizer={optimizer!r}"
+            )
         return Flow(lr)
     if optimizer == "sgd":
         return GD(lr)
@@ -204,33 +238,39 @@ def make_optimizer(method: str, optimizer: str, lr: float,
     return Adam(lr, betas, eps)
 
 
-# --- the weight-space system: any prediction, gradients by autograd ---------------------------------
+# --- the weight-space system: any prediction, gradients by autograd -------------------------------
+
 
 class WeightSpace:
     """State (W,) with the loss L = (1/2n) sum_mu (f_mu(W) - y_mu)^2, gradients from autograd.
 
     ``predict(W)`` returns the predictions f(W) on all n samples, (n,); ``observe(W, f)`` returns
     what to record at a recorded step. The NQF in weight space (:func:`nqf_mini.simulate_W`) and
-    any module f(W, x) (:func:`nqf_mini.module_training.train_module`) are this system with different
-    predictions.
+    any module f(W, x) (:func:`nqf_mini.module_training.train_module`) are this system with
+    different predictions.
     """
 
-    def __init__(self, predict: Callable[[torch.Tensor], torch.Tensor], y: torch.Tensor,
-                 observe: Callable[[torch.Tensor, torch.Tensor], dict[str, torch.Tensor]]):
+    def __init__(
+        self,
+        predict: Callable[[torch.Tensor], torch.Tensor],
+        y: torch.Tensor,
+        observe: Callable[[torch.Tensor, torch.Tensor], dict[str, torch.Tensor]],
+    ):
         self.predict, self.y, self.observe = predict, y, observe
-        self.loss_scale = 0.5 / y.shape[0]                                 # L = |f - y|^2 / 2n
+        self.loss_scale = 0.5 / y.shape[0]  # L = |f - y|^2 / 2n
 
     def gradient(self, state: State, idx: Any) -> tuple[torch.Tensor | None, State]:
         W = state[0].detach().requires_grad_(True)
         with torch.enable_grad():
-            f = self.predict(W)                                            # (n,)
+            f = self.predict(W)  # (n,)
             r = f - self.y
             r = r if idx is None else r[idx]
-            (grad,) = torch.autograd.grad(0.5 * (r * r).mean(), W)         # dL/dW on the batch
+            (grad,) = torch.autograd.grad(0.5 * (r * r).mean(), W)  # dL/dW on the batch
         return f.detach(), (grad,)
 
-    def measure(self, state: State, f: torch.Tensor | None,
-                record: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def measure(
+        self, state: State, f: torch.Tensor | None, record: bool
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         W = state[0]
         if f is None:
             with torch.no_grad():
@@ -238,8 +278,17 @@ class WeightSpace:
         return torch.dist(f, self.y), (self.observe(W.detach(), f) if record else {})
 
 
-# --- minibatches and recording ---------------------------------------------------------------------
+# --- minibatches and recording --------------------------------------------------------------------
 
+
+@overload
+def minibatches(n: int, batch_size: int, steps: int, seed: int = 0) -> torch.Tensor: ...
+@overload
+def minibatches(n: int, batch_size: None, steps: int, seed: int = 0) -> None: ...
+@overload
+def minibatches(
+    n: int, batch_size: int | None, steps: int, seed: int = 0
+) -> torch.Tensor | None: ...
 def minibatches(n: int, batch_size: int | None, steps: int, seed: int = 0) -> torch.Tensor | None:
     """The minibatch index sequence used by every simulator, shape (steps, batch_size).
 
@@ -248,29 +297,35 @@ def minibatches(n: int, batch_size: int | None, steps: int, seed: int = 0) -> to
     same batches) cut into floor(n / batch_size) batches; the last n mod batch_size samples of each
     permutation are skipped. ``batch_size=None`` (full batch) returns None.
     """
-    n, steps, seed = require_positive_int("n", n), require_steps("steps", steps), \
-        require_seed("seed", seed)
+    n, steps, seed = (
+        require_positive_int("n", n),
+        require_steps("steps", steps),
+        require_seed("seed", seed),
+    )
     if batch_size is None:
         return None
     batch_size = require_positive_int("batch_size", batch_size)
     if batch_size > n:
-        raise ValueError(f"argument `batch_size`: expected an integer between 1 and n = {n}, "
-                         f"got {batch_size}")
+        raise ValueError(
+            f"argument `batch_size`: expected an integer between 1 and n = {n}, got {batch_size}"
+        )
     per_epoch = n // batch_size
     epochs = -(-steps // per_epoch)
     require_memory("steps", 2.0 * epochs * n, what="the minibatch schedule")
     gen = generator(seed)
     perms = torch.rand(epochs, n, generator=gen, dtype=torch.float64).argsort(dim=1)  # (epochs, n)
-    return perms[:, :per_epoch * batch_size].reshape(-1, batch_size)[:steps]
+    return perms[:, : per_epoch * batch_size].reshape(-1, batch_size)[:steps]
 
 
-def record_points(steps: int, record_every: int | None = None,
-                  record_steps: Sequence[int] | None = None) -> set[int]:
+def record_points(
+    steps: int, record_every: int | None = None, record_steps: Sequence[int] | None = None
+) -> set[int]:
     """The steps to record: 0, k, 2k, ... and the last (``record_every=k``), or exactly
     ``record_steps`` (integers in [0, steps]); none when both are None."""
     if record_every is not None and record_steps is not None:
-        raise ValueError("argument `record_steps`: give either record_every or record_steps, "
-                         "not both")
+        raise ValueError(
+            "argument `record_steps`: give either record_every or record_steps, not both"
+        )
     if record_every is not None:
         k = require_positive_int("record_every", record_every)
         return set(range(0, steps + 1, k)) | {steps}
@@ -278,21 +333,30 @@ def record_points(steps: int, record_every: int | None = None,
         return set()
     points = {require_positive_int("record_steps", s, minimum=0) for s in record_steps}
     if not points or max(points) > steps:
-        raise ValueError(f"argument `record_steps`: expected steps in [0, {steps}], got "
-                         f"{sorted(points)[:3]}...{sorted(points)[-2:]}")
+        raise ValueError(
+            f"argument `record_steps`: expected steps in [0, {steps}], got "
+            f"{sorted(points)[:3]}...{sorted(points)[-2:]}"
+        )
     return points
 
 
-def require_record_memory(n_records: int, per_record: int, dtype: torch.dtype,
-                          device: torch.device) -> None:
+def require_record_memory(
+    n_records: int, per_record: int, dtype: torch.dtype, device: torch.device
+) -> None:
     """Refuse a recording (``n_records`` records of ``per_record`` numbers each) that would not
     fit in the device's memory, naming ``record_every``."""
-    require_memory("record_every", float(n_records) * per_record, dtype=dtype, device=device,
-                   what=f"recording {n_records:,} steps")
+    require_memory(
+        "record_every",
+        float(n_records) * per_record,
+        dtype=dtype,
+        device=device,
+        what=f"recording {n_records:,} steps",
+    )
 
 
-def growing_record_steps(steps: int, first_every: int = 2, factor: int = 4,
-                         per_stage: int = 50) -> list[int]:
+def growing_record_steps(
+    steps: int, first_every: int = 2, factor: int = 4, per_stage: int = 50
+) -> list[int]:
     """Steps to record for a log-time plot: every ``first_every`` steps for ``per_stage`` records,
     then ``factor`` times less often, and so on, plus the last step (Chapter 6)."""
     steps = require_positive_int("steps", steps)
@@ -337,9 +401,16 @@ def lr_quarter(state: State, lr: float) -> tuple[float, str]:
 
 
 def train(
-    system: Any, state: State, optimizer: Optimizer, steps: int, *,
-    batches: torch.Tensor | Callable[[int], Any] | None = None, record: set[int] | None = None,
-    every_step: bool = True, stop_below: float | None = None, advice: Advice = lr_quarter,
+    system: Any,
+    state: State,
+    optimizer: Optimizer,
+    steps: int,
+    *,
+    batches: torch.Tensor | Callable[[int], Any] | None = None,
+    record: set[int] | None = None,
+    every_step: bool = True,
+    stop_below: float | None = None,
+    advice: Advice = lr_quarter,
 ) -> Trace:
     """Run ``steps`` steps of ``optimizer`` on ``system`` from ``state`` (the module docstring).
 
@@ -358,7 +429,7 @@ def train(
     """
     record = record or set()
     memory = optimizer.init(state)
-    scale = getattr(system, "loss_scale", None)          # loss = scale * measured^2 (see System)
+    scale = getattr(system, "loss_scale", None)  # loss = scale * measured^2 (see System)
     to_loss = (lambda m: m) if scale is None else (lambda m: scale * m.square())
     losses: list[torch.Tensor] = []
     loss_steps: list[int] = []
@@ -366,8 +437,9 @@ def train(
     good_state, checked, limit, threshold = state, 0, None, None
     for t in range(steps + 1):
         if t < steps:
-            batch = batches if batches is None else (
-                batches(t) if callable(batches) else batches[t])
+            batch = (
+                batches if batches is None else (batches(t) if callable(batches) else batches[t])
+            )
             prediction, new_state, memory = optimizer.step(system, state, memory, batch)
         else:
             prediction, new_state = None, state
@@ -380,27 +452,40 @@ def train(
             if limit is None:
                 initial = float(to_loss(measured))
                 if not np.isfinite(initial):
-                    raise ValueError("the initial loss is not finite: the data or the initial "
-                                     "weights are too large for this dtype")
+                    raise ValueError(
+                        "the initial loss is not finite: the data or the initial "
+                        "weights are too large for this dtype"
+                    )
                 limit = DIVERGENCE_FACTOR * max(initial, torch.finfo(measured.dtype).eps)
                 threshold = None if stop_below is None else stop_below * initial
             if threshold is not None and float(to_loss(measured)) <= threshold:
-                break                                   # state is the state at step t
+                break  # state is the state at step t
         if t % CHECK_EVERY == 0 or t == steps:
             _check(losses, loss_steps, checked, limit, good_state, optimizer.lr, advice, to_loss)
             good_state, checked = state, len(losses)
         if t < steps:
             state = new_state
     _check(losses, loss_steps, checked, limit, good_state, optimizer.lr, advice, to_loss)
-    return Trace(state=state, loss=to_numpy(to_loss(torch.stack(losses).double())),
-                 loss_steps=np.asarray(loss_steps, dtype=np.int64),
-                 steps=np.asarray(sorted(s for s in record if s <= t), dtype=np.int64),
-                 records={k: torch.stack(v) for k, v in recs.items()}, last_step=t)
+    return Trace(
+        state=state,
+        loss=to_numpy(to_loss(torch.stack(losses).double())),
+        loss_steps=np.asarray(loss_steps, dtype=np.int64),
+        steps=np.asarray(sorted(s for s in record if s <= t), dtype=np.int64),
+        records={k: torch.stack(v) for k, v in recs.items()},
+        last_step=t,
+    )
 
 
-def _check(losses: list[torch.Tensor], loss_steps: list[int], checked: int, limit: float | None,
-           good_state: State, lr: float, advice: Advice,
-           to_loss: Callable[[torch.Tensor], torch.Tensor]) -> None:
+def _check(
+    losses: list[torch.Tensor],
+    loss_steps: list[int],
+    checked: int,
+    limit: float | None,
+    good_state: State,
+    lr: float,
+    advice: Advice,
+    to_loss: Callable[[torch.Tensor], torch.Tensor],
+) -> None:
     """Raise DivergenceError if a loss measured since index ``checked`` is bad."""
     if limit is None or checked >= len(losses):
         return
@@ -412,5 +497,10 @@ def _check(losses: list[torch.Tensor], loss_steps: list[int], checked: int, limi
     step, value = loss_steps[checked + k], float(chunk[k])
     initial = float(to_loss(losses[0].to("cpu", torch.float64)))
     suggested, sentence = advice(good_state, lr)
-    raise DivergenceError(f"training diverged at step {step}: loss {value:.3g} (initial loss "
-                          f"{initial:.3g}) with lr = {lr:g}. {sentence}", step, lr, suggested)
+    raise DivergenceError(
+        f"training diverged at step {step}: loss {value:.3g} (initial loss "
+        f"{initial:.3g}) with lr = {lr:g}. {sentence}",
+        step,
+        lr,
+        suggested,
+    )

@@ -57,7 +57,7 @@ def assemble(src: Path) -> None:
     src.mkdir(parents=True)
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     extensions = config["sphinx"]["local_extensions"]
-    for name, path in extensions.items():     # the extensions and the tooling stay here
+    for name, path in extensions.items():  # the extensions and the tooling stay here
         extensions[name] = str((ROOT / path).resolve())
     settings = config.setdefault("sphinx", {}).setdefault("config", {})
     branch = str(settings.get("nqf_student_branch") or "")

@@ -36,8 +36,16 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-BAD_OUTCOMES = ["clear", "wrong argument", "cryptic", "allocation", "silent NaN",
-                "silent accept", "hang", "crash"]
+BAD_OUTCOMES = [
+    "clear",
+    "wrong argument",
+    "cryptic",
+    "allocation",
+    "silent NaN",
+    "silent accept",
+    "hang",
+    "crash",
+]
 GOOD_OUTCOMES = ["accepted", "different result", "refused", "non-finite"]
 
 
@@ -52,6 +60,7 @@ def _group(name: str) -> str:
 def _calls() -> list[tuple[str, ...]]:
     """(kind, name, arg, description) of every call, in a fixed order."""
     from tests.unit.input_cases import bad_calls, good_calls
+
     out = [("bad", name, arg, what) for name, _, arg, what, _ in bad_calls()]
     out += [("good", name, arg, what) for name, _, arg, what, _, _ in good_calls()]
     return out
@@ -60,11 +69,13 @@ def _calls() -> list[tuple[str, ...]]:
 def _missing() -> list[str]:
     """The case names this version of the package lacks (an older version, say)."""
     from tests.unit.input_cases import CASES, resolve
+
     return sorted({name for name, _, _ in CASES if resolve(name) is None})
 
 
 def _run_one(index: int, table: list[tuple[Any, ...]]) -> tuple[str, str]:
     from tests.unit import input_cases as ic
+
     entry = table[index]
     if entry[0] == "bad":
         _, name, make, arg, what, bad = entry
@@ -78,7 +89,7 @@ def _run_one(index: int, table: list[tuple[Any, ...]]) -> tuple[str, str]:
     kwargs[arg] = good
     try:
         result = ic.call_with_limit(fn, kwargs)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return "refused", f"{type(exc).__name__}: {exc}"
     if ic.contains_nonfinite(result):
         return "non-finite", ""
@@ -89,9 +100,9 @@ def _run_one(index: int, table: list[tuple[Any, ...]]) -> tuple[str, str]:
 
 def _worker(conn: Any, memory_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    import warnings
     warnings.simplefilter("ignore")
     from tests.unit.input_cases import bad_calls, good_calls
+
     table: list[tuple[Any, ...]] = [("bad",) + c for c in bad_calls()]
     table += [("good",) + c for c in good_calls()]
     while True:
@@ -100,7 +111,7 @@ def _worker(conn: Any, memory_bytes: int) -> None:
             return
         try:
             conn.send(_run_one(index, table))
-        except Exception as exc:  # noqa: BLE001 - a failure of the valid call itself
+        except Exception as exc:  # a failure of the valid call itself
             conn.send(("crash", f"{type(exc).__name__}: {exc}"))
 
 
@@ -114,15 +125,14 @@ class _Pool:
 
     def _start(self) -> None:
         self.conn, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=_worker, args=(child, self.memory_bytes),
-                                     daemon=True)
+        self.proc = self.ctx.Process(target=_worker, args=(child, self.memory_bytes), daemon=True)
         self.proc.start()
 
     def run(self, index: int) -> tuple[str, str]:
         if self.proc is None or not self.proc.is_alive():
             self._start()
         self.conn.send(index)
-        if self.conn.poll(self.timeout + 20):               # the worker's own alarm first
+        if self.conn.poll(self.timeout + 20):  # the worker's own alarm first
             try:
                 return self.conn.recv()
             except EOFError:
@@ -149,8 +159,11 @@ def main() -> int:
     args = parser.parse_args()
     calls = _calls()
     missing = _missing()
-    selected = [i for i, c in enumerate(calls) if (not args.only or args.only in c[1])
-                and c[1] not in missing]
+    selected = [
+        i
+        for i, c in enumerate(calls)
+        if (not args.only or args.only in c[1]) and c[1] not in missing
+    ]
     pool = _Pool(int(args.memory_gb * 2**30), args.timeout)
     bad: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     good: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
@@ -161,8 +174,9 @@ def main() -> int:
             kind, name, arg, what = calls[i]
             outcome, msg = pool.run(i)
             (bad if kind == "bad" else good)[_group(name)][outcome] += 1
-            records.append(dict(kind=kind, name=name, arg=arg, what=what, outcome=outcome,
-                                message=msg[:300]))
+            records.append(
+                dict(kind=kind, name=name, arg=arg, what=what, outcome=outcome, message=msg[:300])
+            )
             if args.verbose and outcome not in ("clear", "accepted"):
                 print(f"{name}({arg} = {what}): {outcome}: {msg[:150]}", flush=True)
     finally:
@@ -170,8 +184,10 @@ def main() -> int:
     print(f"{len(selected)} calls in {time.perf_counter() - start:.0f} s")
     if missing:
         print(f"not in this version of the package (skipped): {', '.join(missing)}")
-    for title, table, outcomes in (("invalid calls", bad, BAD_OUTCOMES),
-                                   ("inputs that must be accepted", good, GOOD_OUTCOMES)):
+    for title, table, outcomes in (
+        ("invalid calls", bad, BAD_OUTCOMES),
+        ("inputs that must be accepted", good, GOOD_OUTCOMES),
+    ):
         groups = sorted(table)
         total = collections.Counter()
         for g in groups:
@@ -181,8 +197,11 @@ def main() -> int:
         for o in outcomes:
             cells = "".join(f"{_cell(table[g], o):>28}" for g in groups)
             print(f"  {o:<17}{cells}{_cell(total, o):>16}")
-        print(f"  {'total':<17}" + "".join(f"{sum(table[g].values()):>28}" for g in groups)
-              + f"{sum(total.values()):>16}")
+        print(
+            f"  {'total':<17}"
+            + "".join(f"{sum(table[g].values()):>28}" for g in groups)
+            + f"{sum(total.values()):>16}"
+        )
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
     return 0

@@ -5,7 +5,11 @@ open are this edition instead: theorems, proofs, exercises and references rewrit
 plain markdown with the numbers of the HTML book, solutions collapsed, the canonical
 Colab install cell first, outputs stripped.
 
-    python -m scripts.make_notebooks --numbering-from _build/html  # after `make book`
+The numbers come from the numbering table that the book's build writes
+(``book/_ext/numbering_table.py``); ``--numbering-from`` copies it to
+``notebooks/book-numbering.json`` first.
+
+    python -m scripts.make_notebooks --numbering-from _build/.doctrees/book-numbering.json
     python -m scripts.make_notebooks           # reuse notebooks/book-numbering.json
     python -m scripts.make_notebooks --check   # exit 1 if notebooks/ is stale
 """
@@ -24,8 +28,8 @@ def main() -> int:
     parser.add_argument(
         "--numbering-from",
         type=Path,
-        metavar="HTML_DIR",
-        help="read the numbering table from this built book first",
+        metavar="TABLE",
+        help="the numbering table a book build wrote (_build/.doctrees/book-numbering.json)",
     )
     parser.add_argument(
         "--check",
@@ -36,15 +40,17 @@ def main() -> int:
     root = edition.ROOT
     table_path = root / edition.EDITION / edition.TABLE
     if args.numbering_from:
-        text = numbering.dumps(edition.build_table(args.numbering_from, root))
-        if args.check:
-            if not table_path.is_file() or table_path.read_text(encoding="utf-8") != text:
-                print(
-                    f"{table_path.relative_to(root)} differs from the book in "
-                    f"{args.numbering_from}: run `make notebooks`"
-                )
-                return 1
-        elif not table_path.is_file() or table_path.read_text(encoding="utf-8") != text:
+        if not args.numbering_from.is_file():
+            parser.error(f"--numbering-from: no table at {args.numbering_from}: build the book")
+        text = numbering.dumps(numbering.load(args.numbering_from))
+        current = table_path.read_text(encoding="utf-8") if table_path.is_file() else None
+        if args.check and current != text:
+            print(
+                f"{table_path.relative_to(root)} differs from the book's table "
+                f"{args.numbering_from}: run `make notebooks`"
+            )
+            return 1
+        if not args.check and current != text:
             table_path.parent.mkdir(exist_ok=True)
             table_path.write_text(text, encoding="utf-8")
             print(f"wrote {table_path.relative_to(root)}")

@@ -27,21 +27,21 @@ Usage: ``python -m scripts.make_pdf [--html _build/html] --out FILE.pdf [--stude
 from __future__ import annotations
 
 import argparse
-import functools
 import re
 import shutil
 import sys
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import yaml
+from scripts import toc
+from scripts.browser import OFFLINE_RULES, find_chromium, serve_directory
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = re.compile(r'(<article class="bd-article"[^>]*>)(?P<body>.*)(</article>)', re.S)
-LINK = re.compile(r'href="(?:\.\./)?(?:(?P<dir>book|chapters)/)?(?P<name>[\w.-]+)\.html'
-                  r'(?:#(?P<frag>[^"]*))?"')
+LINK = re.compile(
+    r'href="(?:\.\./)?(?:(?P<dir>book|chapters)/)?(?P<name>[\w.-]+)\.html'
+    r'(?:#(?P<frag>[^"]*))?"'
+)
 PRINT_DIR = "_print"  # depth 1 inside the build, like book/ and chapters/: relative URLs hold
 
 DROP_SOLUTIONS = """() => { const found = document.querySelectorAll('.solution');
@@ -68,18 +68,11 @@ PREPARE = """async () => {
           errors: document.querySelectorAll('mjx-merror').length};
 }"""
 
-FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#444">'
-          '<span class="title"></span> · <span class="pageNumber"></span> / '
-          '<span class="totalPages"></span></div>')
-
-
-def toc_pages(toc: dict) -> list[str]:
-    pages = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            pages.append(chapter["file"])
-            pages += [s["file"] for s in chapter.get("sections", [])]
-    return pages
+FOOTER = (
+    '<div style="font-size:8px;width:100%;text-align:center;color:#444">'
+    '<span class="title"></span> · <span class="pageNumber"></span> / '
+    '<span class="totalPages"></span></div>'
+)
 
 
 def anchor(page: str) -> str:
@@ -106,46 +99,27 @@ def print_document(html: Path, pages: list[str]) -> str:
         sections.append(f'<section class="nqf-print-page" id="{anchor(page)}">{body}</section>')
     template = (html / f"{pages[0]}.html").read_text(encoding="utf-8")
     match = ARTICLE.search(template)
-    return (template[:match.start("body")] + "\n".join(sections)
-            + template[match.end("body"):])
-
-
-def serve(directory: Path) -> tuple[ThreadingHTTPServer, str]:
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet,
-                                                                     directory=str(directory)))
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
-
-
-def find_chromium() -> str:
-    for name in ("chromium", "/usr/bin/chromium"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise SystemExit("make_pdf: Debian's chromium is not installed (`make pdf` installs it)")
+    return template[: match.start("body")] + "\n".join(sections) + template[match.end("body") :]
 
 
 def make_pdf(html: Path, out: Path, student_out: Path | None = None) -> dict:
     """Print the book into ``out`` (solutions shown) and ``student_out`` (none)."""
     from playwright.sync_api import sync_playwright
 
-    pages = toc_pages(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    chromium = find_chromium()
+    if chromium is None:
+        raise SystemExit("make_pdf: Debian's chromium is not installed (`make pdf` installs it)")
     folder = html / PRINT_DIR
     folder.mkdir(exist_ok=True)
-    (folder / "book.html").write_text(print_document(html, pages), encoding="utf-8")
-    httpd, url = serve(html)
+    (folder / "book.html").write_text(print_document(html, toc.pages()), encoding="utf-8")
     started = time.perf_counter()
     try:
-        with sync_playwright() as driver:
+        with serve_directory(html) as (url, _), sync_playwright() as driver:
             browser = driver.chromium.launch(
-                executable_path=find_chromium(), headless=True,
-                args=["--no-sandbox", "--disable-gpu",
-                      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+                executable_path=chromium,
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", f"--host-resolver-rules={OFFLINE_RULES}"],
+            )
             try:
                 page = browser.new_page(viewport={"width": 1000, "height": 1400})
                 page.goto(f"{url}/{PRINT_DIR}/book.html", wait_until="load", timeout=180_000)
@@ -158,16 +132,21 @@ def make_pdf(html: Path, out: Path, student_out: Path | None = None) -> dict:
                     if student:
                         state["solutions"] = page.evaluate(DROP_SOLUTIONS)
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    page.pdf(path=str(path), format="A4", scale=0.8, print_background=True,
-                             margin={"top": "14mm", "bottom": "16mm", "left": "12mm",
-                                     "right": "12mm"},
-                             display_header_footer=True, header_template="<span></span>",
-                             footer_template=FOOTER, outline=True, tagged=True)
+                    page.pdf(
+                        path=str(path),
+                        format="A4",
+                        scale=0.8,
+                        print_background=True,
+                        margin={"top": "14mm", "bottom": "16mm", "left": "12mm", "right": "12mm"},
+                        display_header_footer=True,
+                        header_template="<span></span>",
+                        footer_template=FOOTER,
+                        outline=True,
+                        tagged=True,
+                    )
             finally:
                 browser.close()
     finally:
-        httpd.shutdown()
-        httpd.server_close()
         shutil.rmtree(folder, ignore_errors=True)
     state["seconds"] = round(time.perf_counter() - started, 1)
     return state
@@ -185,9 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     state = make_pdf(args.html, args.out, args.student_out)
     for path in filter(None, [args.out, args.student_out]):
         print(f"make_pdf: {path} ({path.stat().st_size / 2**20:.1f} MiB)")
-    print(f"make_pdf: {state['formulas']} formulas, {state['images']} images, "
-          f"{state.get('solutions', 0)} solutions left out of the student edition; "
-          f"{state['seconds']} s")
+    print(
+        f"make_pdf: {state['formulas']} formulas, {state['images']} images, "
+        f"{state.get('solutions', 0)} solutions left out of the student edition; "
+        f"{state['seconds']} s"
+    )
     return 0
 
 

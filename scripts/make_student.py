@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-import shutil
+import re
 import sys
 from pathlib import Path
 
@@ -49,7 +49,7 @@ SOLUTION_TAG = _grammar.SOLUTION_TAG
 SKELETON_TAG = "exercise-skeleton"
 NOTE_TAG = "student-note"
 ANSWER_TAG = "student-answer"
-CHECK_NAMES = {"exercise"}          # check.exercise / exercise
+CHECK_NAMES = {"exercise"}  # check.exercise / exercise
 
 NOTE = """> **Student edition.** The solutions of this chapter's exercises have been removed. Each
 > coding exercise has a skeleton cell: replace every `raise NotImplementedError` (or `None`) with
@@ -65,6 +65,7 @@ double ones (displayed)."""
 
 
 # --- code ----------------------------------------------------------------------------------------
+
 
 def _is_check_call(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
@@ -87,7 +88,7 @@ def skeleton(source: str) -> str:
     """The skeleton of a solution code cell (see the module docstring)."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:                           # IPython magics: nothing to keep mechanically
+    except SyntaxError:  # IPython magics: nothing to keep mechanically
         return "# Your code here: write your solution of this exercise."
     parts: list[str] = []
     defined = set()
@@ -96,22 +97,32 @@ def skeleton(source: str) -> str:
             defined.add(node.name)
             prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
             returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-            parts.append(f"{prefix} {node.name}({ast.unparse(node.args)}){returns}:\n"
-                         f'    """Your code here."""\n'
-                         f"    raise NotImplementedError")
+            parts.append(
+                f"{prefix} {node.name}({ast.unparse(node.args)}){returns}:\n"
+                f'    """Your code here."""\n'
+                f"    raise NotImplementedError"
+            )
     calls = check_calls(tree)
     answers = []
     for call in calls:
         for arg in call.args[1:2]:
             for name in ast.walk(arg):
-                if (isinstance(name, ast.Name) and name.id not in defined
-                        and name.id not in answers and _assigned(tree, name.id)):
+                if (
+                    isinstance(name, ast.Name)
+                    and name.id not in defined
+                    and name.id not in answers
+                    and _assigned(tree, name.id)
+                ):
                     answers.append(name.id)
     for name in answers:
         parts.append(f"{name} = None  # your answer here")
     if calls:
-        parts.append("\n".join("result = " + (ast.get_source_segment(source, call)
-                                             or ast.unparse(call)) for call in calls))
+        parts.append(
+            "\n".join(
+                "result = " + (ast.get_source_segment(source, call) or ast.unparse(call))
+                for call in calls
+            )
+        )
     if not parts:
         parts.append("# Your code here: write the numerical check of this exercise.")
     return "\n\n\n".join(parts) if defined else "\n\n".join(parts)
@@ -124,14 +135,19 @@ def _assigned(tree: ast.Module, name: str) -> bool:
             targets = node.targets
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             targets = [node.target]
-        if any(isinstance(t, ast.Name) and t.id == name
-               or isinstance(t, ast.Tuple) and any(getattr(e, "id", None) == name for e in t.elts)
-               for t in targets):
+        if any(
+            isinstance(t, ast.Name)
+            and t.id == name
+            or isinstance(t, ast.Tuple)
+            and any(getattr(e, "id", None) == name for e in t.elts)
+            for t in targets
+        ):
             return True
     return False
 
 
 # --- answer cells ---------------------------------------------------------------------
+
 
 def add_answer_cells(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
     """The MyST markdown ``cell`` split after each derivation exercise fence, with a
@@ -145,9 +161,12 @@ def add_answer_cells(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]
         if not diff or diff.group("kind").strip() != "derivation":
             continue
         label = directive.label or "derivation"
-        out.append("\n".join(lines[start:end + 1]).strip())
-        out.append(nbformat.v4.new_markdown_cell(ANSWER.format(label=label), metadata={
-            "tags": [ANSWER_TAG], "nqf_exercise": label}))
+        out.append("\n".join(lines[start : end + 1]).strip())
+        out.append(
+            nbformat.v4.new_markdown_cell(
+                ANSWER.format(label=label), metadata={"tags": [ANSWER_TAG], "nqf_exercise": label}
+            )
+        )
         start = end + 1
     if not out:
         return [cell]
@@ -167,6 +186,7 @@ def add_answer_cells(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]
 
 # --- notebooks -----------------------------------------------------------------------------------
 
+
 def skeleton_cell(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The skeleton cell that replaces a solution code cell (no outputs, tagged as a skeleton)."""
     tags = cell.metadata.get("tags", [])
@@ -175,8 +195,9 @@ def skeleton_cell(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nbformat.v4.new_code_cell(skeleton(cell.source), metadata=meta)
 
 
-def student_notebook(nb: nbformat.NotebookNode, doc: str = "",
-                     table: dict | None = None) -> nbformat.NotebookNode:
+def student_notebook(
+    nb: nbformat.NotebookNode, doc: str = "", table: dict | None = None
+) -> nbformat.NotebookNode:
     """The student edition of one chapter notebook (a new notebook; ``nb`` is not modified).
 
     ``doc`` is the chapter's name in the book (``chapters/01_...``) and ``table`` the numbering
@@ -184,17 +205,26 @@ def student_notebook(nb: nbformat.NotebookNode, doc: str = "",
     """
     table = table if table is not None else _edition.load_table(ROOT)
     nb = nbformat.from_dict(dict(nb))
-    nb.cells = [part for cell in nb.cells
-                for part in (add_answer_cells(cell) if cell.cell_type == "markdown" else [cell])]
+    nb.cells = [
+        part
+        for cell in nb.cells
+        for part in (add_answer_cells(cell) if cell.cell_type == "markdown" else [cell])
+    ]
     out = _edition.convert_notebook(
-        nb, doc, table, site=_edition.site_url(ROOT),
-        install_source=_install_cell.install_cell_source(ROOT), student=True,
-        solution_code=skeleton_cell, keep_outputs=True)
+        nb,
+        doc,
+        table,
+        site=_edition.site_url(ROOT),
+        install_source=_install_cell.install_cell_source(ROOT),
+        student=True,
+        solution_code=skeleton_cell,
+        keep_outputs=True,
+    )
     out.metadata["nqf_student_edition"] = True
     note = nbformat.v4.new_markdown_cell(NOTE, metadata={"tags": [NOTE_TAG]})
     out.cells.insert(0, note)
     for k, cell in enumerate(out.cells):
-        cell["id"] = f"cell-{k:03d}"                      # stable ids: editions diff cleanly
+        cell["id"] = f"cell-{k:03d}"  # stable ids: editions diff cleanly
     nbformat.validate(out)
     return out
 
@@ -248,15 +278,17 @@ def write_readme(dest: Path) -> Path:
     text = (ROOT / "scripts" / "student_README.md").read_text(encoding="utf-8")
     target = dest / "README.md"
     text = text.replace("{install_spec}", spec).replace(
-        "{repository}", _install_cell.repository_url(ROOT))
+        "{repository}", _install_cell.repository_url(ROOT)
+    )
     target.write_text(text, encoding="utf-8")
     return target
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("chapters", nargs="*", type=Path,
-                        default=sorted((ROOT / "chapters").glob("*.ipynb")))
+    parser.add_argument(
+        "chapters", nargs="*", type=Path, default=sorted((ROOT / "chapters").glob("*.ipynb"))
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "student")
     args = parser.parse_args()
     for path in build(args.chapters, args.out) + [write_readme(args.out)]:

@@ -1,8 +1,9 @@
 """Copy the book's web assets from ``node_modules/`` into ``book/_static/vendor/``.
 
 The HTML book serves MathJax itself, so that a page renders with no network. The package is
-pinned in ``package.json`` / ``package-lock.json`` and installed by ``npm ci`` (``make book`` does both steps); this script copies only the files the
-pages load, at the relative paths those scripts expect:
+pinned in ``package.json`` / ``package-lock.json`` and installed by ``npm ci`` (``make book``
+does both steps); this script copies only the files the pages load, at the relative paths
+those scripts expect:
 
 * ``vendor/mathjax/``: ``tex-chtml.js`` (the ES5 combined component), ``ui/lazy.js`` (lazy
   typesetting, loaded by ``mathjax3_config`` in ``_config.yml``), the CHTML ``woff-v2`` fonts,
@@ -47,8 +48,16 @@ def main() -> int:
     count = 0
     for src, dst, patterns in ASSETS:
         source, target = NODE / src, DEST / dst
-        files = [(source, target)] if patterns is None else [
-            (f, target / f.name) for p in patterns for f in sorted(source.glob(p)) if f.is_file()]
+        files = (
+            [(source, target)]
+            if patterns is None
+            else [
+                (f, target / f.name)
+                for p in patterns
+                for f in sorted(source.glob(p))
+                if f.is_file()
+            ]
+        )
         if not files:
             print(f"vendor_assets: nothing matched in {src}")
             return 1

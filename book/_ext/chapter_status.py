@@ -294,14 +294,31 @@ class SiteReport(_Generated):
             if not m:
                 continue
             lh = m.get("lighthouse") or {}
-            scores = " / ".join(f"{round(100 * lh[c])}" if c in lh else "–" for c in
-                                ("performance", "accessibility", "best-practices", "seo"))
+            scores = " / ".join(
+                f"{round(100 * lh[c])}" if c in lh else "–"
+                for c in ("performance", "accessibility", "best-practices", "seo")
+            )
             tabs = m.get("tabs_to_explorer")
-            rows.append([self.link(nb_path, nb, k), f"{m['bytes'] / 2**20:.2f}",
-                         str(m["requests"]), f"{m['load_s']:.2f}", f"{m['cls']:.3f}",
-                         "–" if tabs is None else str(tabs), scores])
-        header = ["chapter", "MiB by load", "requests", "load (s)", "layout shift",
-                  "Tab presses to the explorer", "Lighthouse perf. / a11y / b.p. / SEO"]
+            rows.append(
+                [
+                    self.link(nb_path, nb, k),
+                    f"{m['bytes'] / 2**20:.2f}",
+                    str(m["requests"]),
+                    f"{m['load_s']:.2f}",
+                    f"{m['cls']:.3f}",
+                    "–" if tabs is None else str(tabs),
+                    scores,
+                ]
+            )
+        header = [
+            "chapter",
+            "MiB by load",
+            "requests",
+            "load (s)",
+            "layout shift",
+            "Tab presses to the explorer",
+            "Lighthouse perf. / a11y / b.p. / SEO",
+        ]
         return self.render(_table(header, rows))
 
 

@@ -32,7 +32,7 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 CAPTION = re.compile(r"^Figure\s+\d+\.?$")
-IMG = re.compile(r'<img\b(?P<attrs>[^>]*?)\s*/?>')
+IMG = re.compile(r"<img\b(?P<attrs>[^>]*?)\s*/?>")
 SRC = re.compile(r'\bsrc="(?P<src>[^"]*_images/[^"]+)"')
 
 
@@ -48,17 +48,22 @@ def is_caption(node: nodes.Node) -> bool:
     """A paragraph whose first child is bold text "Figure N." (or "Figure N")."""
     if not isinstance(node, nodes.paragraph):
         return False
-    first = next((c for c in node.children
-                  if not (isinstance(c, nodes.Text) and not c.strip())), None)
+    first = next(
+        (c for c in node.children if not (isinstance(c, nodes.Text) and not c.strip())), None
+    )
     return isinstance(first, nodes.strong) and bool(CAPTION.match(first.astext().strip()))
 
 
 def has_output(node: nodes.Node) -> bool:
     """A myst-nb code cell that shows an output."""
-    return (isinstance(node, nodes.container) and node.get("nb_element") == "cell_code"
-            and any(isinstance(n, nodes.container)
-                    and n.get("nb_element") == "cell_code_output"
-                    for n in node.findall(nodes.container)))
+    return (
+        isinstance(node, nodes.container)
+        and node.get("nb_element") == "cell_code"
+        and any(
+            isinstance(n, nodes.container) and n.get("nb_element") == "cell_code_output"
+            for n in node.findall(nodes.container)
+        )
+    )
 
 
 def previous_cell(paragraph: nodes.paragraph) -> nodes.Element | None:
@@ -146,8 +151,7 @@ def image_attributes(html: str, html_path: Path, outdir: Path) -> str:
             return match.group(0)
         with Image.open(target) as image:
             width, height = image.size
-        return (f'<img{attrs} width="{width}" height="{height}" loading="lazy" '
-                f'decoding="async" />')
+        return f'<img{attrs} width="{width}" height="{height}" loading="lazy" decoding="async" />'
 
     return IMG.sub(fix, html)
 

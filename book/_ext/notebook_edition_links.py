@@ -46,8 +46,7 @@ def _rewrite(
     changed = 0
     for button in list(buttons):
         if button.get("type") == "group":
-            changed += _rewrite(button.get("buttons", []), old, new, download, branch,
-                                drop)
+            changed += _rewrite(button.get("buttons", []), old, new, download, branch, drop)
         elif button.get("type") == "link" and isinstance(button.get("url"), str):
             url = button["url"]
             if button.get("label") == "download-source-button":
@@ -66,28 +65,35 @@ def _rewrite(
     return changed
 
 
+def has_edition(app: Sphinx, pagename: str) -> bool:
+    """Whether a page has a notebook edition: a notebook page in one of the folders of
+    ``nqf_edition_sources`` (a markdown page has no notebook and no launch buttons)."""
+    sources = app.config.nqf_edition_sources.split()
+    return (
+        any(pagename.startswith(f"{source.strip('/')}/") for source in sources)
+        and (Path(app.srcdir) / f"{pagename}.ipynb").is_file()
+    )
+
+
 def point_buttons_at_edition(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
     """``html-page-context`` handler, run after the theme's (priority 502 > 501)."""
-    sources = app.config.nqf_edition_sources.split()
-    if not any(pagename.startswith(f"{source.strip('/')}/") for source in sources):
+    if not has_edition(app, pagename):
         return
-    if not (Path(app.srcdir) / f"{pagename}.ipynb").is_file():
-        return  # a markdown page: no notebook, no launch buttons
     name = Path(pagename).name + ".ipynb"
     edition = f"{app.config.nqf_edition_dir.strip('/')}/{name}"
     if not (Path(app.srcdir) / edition).is_file():
-        LOGGER.info(
-            f"{pagename}: no notebook edition at {edition} yet (run `make notebooks`)"
-        )
+        LOGGER.info(f"{pagename}: no notebook edition at {edition} yet (run `make notebooks`)")
     depth = pagename.count("/")
     download = "../" * depth + edition
     launch_branch = app.config.nqf_launch_branch
-    repository_branch = (app.config.html_theme_options or {}).get(
-        "repository_branch", "main")
+    repository_branch = (app.config.html_theme_options or {}).get("repository_branch", "main")
     changed = _rewrite(
-        context.get("header_buttons", []), f"{pagename}.ipynb", edition, download,
+        context.get("header_buttons", []),
+        f"{pagename}.ipynb",
+        edition,
+        download,
         (repository_branch, launch_branch) if launch_branch else None,
         tuple(app.config.nqf_drop_launchers.split()),
     )

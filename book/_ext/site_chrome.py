@@ -43,12 +43,19 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 DESCRIPTION_CHARS = 155
-SUMMARY = re.compile(r'(<a class="[^"]*\breference internal\b[^"]*" href="[^"]*">'
-                     r'(?P<title>(?:(?!</a>).)*)</a>\s*<details[^>]*>\s*)<summary>', re.S)
+SUMMARY = re.compile(
+    r'(<a class="[^"]*\breference internal\b[^"]*" href="[^"]*">'
+    r"(?P<title>(?:(?!</a>).)*)</a>\s*<details[^>]*>\s*)<summary>",
+    re.S,
+)
 CITATION = re.compile(r'(<div class="citation"[^>]*?) role="doc-biblioentry"')
-SEARCH_LABEL = re.compile(r'(<button class="[^"]*search-button-field[^"]*"[^>]*?) aria-label="Search"')
-FONTAWESOME_JS = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js'
-                            r'[^"]*"></script>')
+SEARCH_LABEL = re.compile(
+    r'(<button class="[^"]*search-button-field[^"]*"[^>]*?) aria-label="Search"'
+)
+FONTAWESOME_JS = re.compile(
+    r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js'
+    r'[^"]*"></script>'
+)
 TAG = re.compile(r"<[^>]+>")
 
 
@@ -57,8 +64,10 @@ def description(doctree: nodes.document | None) -> str:
     if doctree is None:
         return ""
     for paragraph in doctree.findall(nodes.paragraph):
-        if any(isinstance(a, (nodes.admonition, nodes.Admonition, nodes.table))
-               for a in _ancestors(paragraph)):
+        if any(
+            isinstance(a, (nodes.admonition, nodes.Admonition, nodes.table))
+            for a in _ancestors(paragraph)
+        ):
             continue
         if any(n.tagname == "math" for n in paragraph.findall()):
             continue  # TeX source is no description
@@ -67,7 +76,7 @@ def description(doctree: nodes.document | None) -> str:
             continue
         if len(text) <= DESCRIPTION_CHARS:
             return text
-        cut = text[:DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:")
+        cut = text[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:")
         return cut + "…"
     return ""
 
@@ -100,22 +109,28 @@ def unique_assets(assets: list) -> list:
     inline body is one)."""
     seen: list = []
     for asset in assets:
-        key = (getattr(asset, "filename", str(asset)) or "", getattr(asset, "priority", 0),
-               sorted((k, str(v)) for k, v in getattr(asset, "attributes", {}).items()))
+        key = (
+            getattr(asset, "filename", str(asset)) or "",
+            getattr(asset, "priority", 0),
+            sorted((k, str(v)) for k, v in getattr(asset, "attributes", {}).items()),
+        )
         if key not in seen:
             seen.append(key)
             yield asset
 
 
-def page_context(app: Sphinx, pagename: str, templatename: str, context: dict,
-                 doctree: nodes.document | None) -> None:
+def page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+) -> None:
     for name in ("script_files", "css_files"):
         if name in context:
             context[name] = list(unique_assets(context[name]))
     text = description(doctree)
     if text:
-        context["metatags"] = (context.get("metatags", "")
-                               + f'\n<meta name="description" content="{html.escape(text)}" />')
+        context["metatags"] = (
+            context.get("metatags", "")
+            + f'\n<meta name="description" content="{html.escape(text)}" />'
+        )
     if "body" in context:
         context["body"] = citation_roles(context["body"])
     toctree = context.get("generate_toctree_html")
@@ -149,18 +164,19 @@ def visit_hidden_cell(self, node) -> None:
     """myst-nb's toggle of a hidden code cell, named by its visible text."""
     classes = " ".join(node["classes"])
     self.body.append(f'<details class="admonition hide {classes}">\n<summary>\n')
-    self.body.append(f'<p class="collapsed admonition-title">'
-                     f'{html.escape(node["prompt_show"])}</p>\n')
-    self.body.append(f'<p class="expanded admonition-title">'
-                     f'{html.escape(node["prompt_hide"])}</p>\n')
+    self.body.append(
+        f'<p class="collapsed admonition-title">{html.escape(node["prompt_show"])}</p>\n'
+    )
+    self.body.append(
+        f'<p class="expanded admonition-title">{html.escape(node["prompt_hide"])}</p>\n'
+    )
     self.body.append("</summary>\n")
 
 
 def setup(app: Sphinx) -> dict:
     from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 
-    app.add_node(HideCodeCellNode, override=True,
-                 html=(visit_hidden_cell, depart_HideCellInput))
+    app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell, depart_HideCellInput))
     # The phone's sidebar toggles (a theme bug) and the scroll cue of wide formulas.
     app.add_js_file("site.js", loading_method="defer")
     app.connect("config-inited", set_defaults)

@@ -34,7 +34,8 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -134,18 +135,12 @@ def _plain(value: Any, what: str, depth: int) -> Any:
         out = {}
         for key, item in dict.items(value):
             if type(key) is not str:
-                raise reject(
-                    f"{what} has a key of type {type(key).__name__}; expected strings"
-                )
+                raise reject(f"{what} has a key of type {type(key).__name__}; expected strings")
             out[key] = _plain(item, f"{what}[{key!r}]", depth + 1)
         return out
     if isinstance(value, (tuple, list)):
-        items = (
-            tuple.__iter__(value) if isinstance(value, tuple) else list.__iter__(value)
-        )
-        return tuple(
-            _plain(item, f"{what}[{k}]", depth + 1) for k, item in enumerate(items)
-        )
+        items = tuple.__iter__(value) if isinstance(value, tuple) else list.__iter__(value)
+        return tuple(_plain(item, f"{what}[{k}]", depth + 1) for k, item in enumerate(items))
     raise reject(f"{what} is a {kind.__name__}: expected {PLAIN_TYPES}")
 
 
@@ -163,8 +158,7 @@ def _in_package(filename: str) -> bool:
 
 def _allowed(filename: str) -> bool:
     return (
-        os.path.basename(filename) in ALLOWED_MODULES
-        and os.path.dirname(filename) == PACKAGE_DIR
+        os.path.basename(filename) in ALLOWED_MODULES and os.path.dirname(filename) == PACKAGE_DIR
     )
 
 
@@ -221,7 +215,7 @@ def _run(fn: Callable[..., Any], args: tuple, box: list, trusted: bool) -> None:
     try:
         result = fn(*args)
         box.append(("value", result))
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         # Reported to the student, never re-raised.
         box.append(("raised", exc))
     finally:
@@ -235,14 +229,8 @@ def package_function(obj: Any) -> str | None:
     code = getattr(obj, "__code__", None) or getattr(
         getattr(obj, "__func__", None), "__code__", None
     )
-    if (
-        code is not None
-        and _in_package(code.co_filename)
-        and not _allowed(code.co_filename)
-    ):
-        module = os.path.relpath(code.co_filename, PACKAGE_DIR)[:-3].replace(
-            os.sep, "."
-        )
+    if code is not None and _in_package(code.co_filename) and not _allowed(code.co_filename):
+        module = os.path.relpath(code.co_filename, PACKAGE_DIR)[:-3].replace(os.sep, ".")
         return f"nqf_mini.{module}.{code.co_name}"
     return None
 
@@ -285,20 +273,14 @@ def run(fn: Any, args: tuple, what: str, trusted: bool = False) -> Outcome:
     if "raised" in results:
         exc = results["raised"]
         if isinstance(exc, NotImplementedError):
-            return Outcome(
-                "missing", message="your function still raises NotImplementedError"
-            )
+            return Outcome("missing", message="your function still raises NotImplementedError")
         if isinstance(exc, KeyboardInterrupt):
             raise exc
         if isinstance(exc, PermissionError) and str(exc).startswith(REFUSED):
             return Outcome("refused", message=refused_call(str(exc)[len(REFUSED) :]))
-        return Outcome(
-            "raised", message=f"{what} raised {type(exc).__name__}: {exc}"[:300]
-        )
+        return Outcome("raised", message=f"{what} raised {type(exc).__name__}: {exc}"[:300])
     try:
-        return Outcome(
-            "value", value=plain(results.get("value"), f"the result of {what}")
-        )
+        return Outcome("value", value=plain(results.get("value"), f"the result of {what}"))
     except AnswerError as err:
         return Outcome("refused", message=err.verdict.message)
 

@@ -36,16 +36,13 @@ def _chapter_modules() -> tuple[Any, ...]:
         for info in pkgutil.iter_modules([str(Path(__file__).parent)])
         if (match := re.fullmatch(r"checks_ch(\d+)", info.name))
     ]
-    return tuple(
-        importlib.import_module(f"{__package__}.{name}") for _, name in sorted(found)
-    )
+    return tuple(importlib.import_module(f"{__package__}.{name}") for _, name in sorted(found))
 
 
 CHAPTER_MODULES = _chapter_modules()
 
 NO_ANSWER = (
-    "no answer yet: replace the `raise NotImplementedError` (or the None) with your "
-    "solution"
+    "no answer yet: replace the `raise NotImplementedError` (or the None) with your solution"
 )
 
 
@@ -53,9 +50,7 @@ def judge(label: str, answer: Answer, hidden: int | None = None) -> CheckResult:
     """The verdict of check ``label`` on ``answer``; ``hidden``: the grader's seed,
     or None."""
     if label not in CHECKS:
-        raise ValueError(
-            f"argument `label`: expected one of {sorted(CHECKS)}, got {label!r}"
-        )
+        raise ValueError(f"argument `label`: expected one of {sorted(CHECKS)}, got {label!r}")
     if answer.kind == "missing":
         return CheckResult(False, NO_ANSWER, missing=True)
     try:

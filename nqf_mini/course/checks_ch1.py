@@ -30,10 +30,10 @@ def _scaled_tanh(phi1: float) -> Activation:
     return Activation("scaled_tanh", lambda z: phi1 * torch.tanh(z), 0.0, phi1, 0.0)
 
 
-def _bias_cases(hidden: int | None) -> list[tuple[object, int, torch.Tensor]]:
+def _bias_cases(hidden: int | None) -> list[tuple[str | Activation, int, torch.Tensor]]:
     """(activation, n_in, x): the three public activations, plus randomised ones when
     grading."""
-    cases = [
+    cases: list[tuple[str | Activation, int, torch.Tensor]] = [
         (phi, n_in, x)
         for phi, n_in in [("tanh", 3), ("silu", 2), ("gelu", 4)]
         for x in _random_inputs(n_in)
@@ -42,9 +42,7 @@ def _bias_cases(hidden: int | None) -> list[tuple[object, int, torch.Tensor]]:
         gen = hidden_generator("ch1.mlp_bias_A", hidden)
         for phi in ("sin", "softplus0", _scaled_tanh(round(uniform(gen, 0.2, 3.0), 3))):
             n_in = integer(gen, 1, 6)
-            x = uniform(gen, 0.3, 3.0) * torch.randn(
-                n_in, generator=gen, dtype=torch.float64
-            )
+            x = uniform(gen, 0.3, 3.0) * torch.randn(n_in, generator=gen, dtype=torch.float64)
             cases.append((phi, n_in, x))
     return cases
 
@@ -60,16 +58,11 @@ def _ch1_mlp_bias_A(answer: Answer, hidden: int | None) -> CheckResult:
         phi1 = get_activation(phi).phi1
         given = answer(x.clone(), phi1)
         arch = make_architecture("mlp", n_in=n_in, phi=phi, bias="trainable")
-        truth = structure_matrix(
-            arch.f, x, arch.p
-        )  # computed after the answer returned
+        truth = structure_matrix(arch.f, x, arch.p)  # computed after the answer returned
         name = phi if isinstance(phi, str) else f"{phi1:g} tanh"
         problem = diagnose_matrix(given, truth, f"A(x) for n_in = {n_in}, phi = {name}")
         if problem is not None:
-            if (
-                phi1 != 1.0
-                and diagnose_matrix(answer(x.clone(), 1.0), truth / phi1, "") is None
-            ):
+            if phi1 != 1.0 and diagnose_matrix(answer(x.clone(), 1.0), truth / phi1, "") is None:
                 return CheckResult(
                     False,
                     "right for phi'(0) = 1 but it does not scale with `phi1`: A is "
@@ -87,8 +80,7 @@ _ORDERS = {"sin": 4, "gelu": 3, "softplus0": 3, "linear": None}
 _ORDER_IDEAS = {
     "sin": "sin is odd: which derivatives of an odd phi vanish at 0, and which term of "
     "the expansion does phi''(0) multiply?",
-    "gelu": "compute GELU's phi''(0); the cubic term of the expansion is "
-    "(phi''(0)/2) v (u.x)^2",
+    "gelu": "compute GELU's phi''(0); the cubic term of the expansion is (phi''(0)/2) v (u.x)^2",
     "softplus0": "compute phi''(0) for softplus(z) - ln 2; the cubic term is "
     "(phi''(0)/2) v (u.x)^2",
     "linear": "with phi(z) = z the module is v u^T x: what is left of it beyond the "
@@ -121,6 +113,4 @@ def _ch1_remainder_orders(answer: Answer, hidden: int | None) -> CheckResult:
             f"{len(wrong)} of the 4 orders {'is' if len(wrong) == 1 else 'are'}"
             " not right yet. " + "; ".join(f"{k}: {_ORDER_IDEAS[k]}" for k in wrong),
         )
-    return CheckResult(
-        True, "all four orders right: the cubic term is (phi''(0)/2) v (u.x)^2"
-    )
+    return CheckResult(True, "all four orders right: the cubic term is (phi''(0)/2) v (u.x)^2")

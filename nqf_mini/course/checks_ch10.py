@@ -64,8 +64,11 @@ def _ch10_whiten(answer: Answer, hidden: int | None) -> CheckResult:
         if isinstance(given, CheckResult):
             return given
         if tuple(given.shape) != (n, p):
-            return CheckResult(False, f"{what} has shape {tuple(given.shape)}, expected "
-                                      f"({n}, {p}): one whitened row per sample")
+            return CheckResult(
+                False,
+                f"{what} has shape {tuple(given.shape)}, expected "
+                f"({n}, {p}): one whitened row per sample",
+            )
         S = X.T @ X / n
         truth = X @ _power(S, -0.5)
         problem = compare(raw if isinstance(raw, torch.Tensor) else given, truth, what, 1e-8)
@@ -76,22 +79,32 @@ def _ch10_whiten(answer: Answer, hidden: int | None) -> CheckResult:
         cov = given.T @ given / n
         centred = X - X.mean(0)
         candidates = [
-            (centred / centred.std(0, unbiased=False),
-             "divides each column by its standard deviation: that equalises the scales "
-             "but keeps the correlations between columns; whitening makes X^T X / n the "
-             "identity, off-diagonal entries included"),
-            (X / X.square().mean(0).sqrt(),
-             "divides each column by its root mean square: the diagonal of X^T X / n "
-             "becomes 1 but the correlations stay"),
-            (X @ _power(S, -1.0),
-             "multiplies by S^{-1}: one power too many; the second moment of X S^{-a} "
-             "is S^{1 - 2a}, so a = 1/2"),
+            (
+                centred / centred.std(0, unbiased=False),
+                "divides each column by its standard deviation: that equalises the scales "
+                "but keeps the correlations between columns; whitening makes X^T X / n the "
+                "identity, off-diagonal entries included",
+            ),
+            (
+                X / X.square().mean(0).sqrt(),
+                "divides each column by its root mean square: the diagonal of X^T X / n "
+                "becomes 1 but the correlations stay",
+            ),
+            (
+                X @ _power(S, -1.0),
+                "multiplies by S^{-1}: one power too many; the second moment of X S^{-a} "
+                "is S^{1 - 2a}, so a = 1/2",
+            ),
             (X @ _power(S, 0.5), "multiplies by S^{+1/2}: the power has the wrong sign"),
-            (X @ _power(X.T @ X, -0.5),
-             "uses (X^T X)^{-1/2} without the 1/n: the result has X^T X / n = I / n"),
-            (centred @ _power(centred.T @ centred / n, -0.5),
-             "centres the columns first; the course whitens the second moment X^T X / n "
-             "of the data as given (the digits are already centred)"),
+            (
+                X @ _power(X.T @ X, -0.5),
+                "uses (X^T X)^{-1/2} without the 1/n: the result has X^T X / n = I / n",
+            ),
+            (
+                centred @ _power(centred.T @ centred / n, -0.5),
+                "centres the columns first; the course whitens the second moment X^T X / n "
+                "of the data as given (the digits are already centred)",
+            ),
         ]
         if (hint := known_mistake(given, candidates, 1e-6)) is not None:
             return CheckResult(False, f"{what} {hint}")
@@ -101,9 +114,13 @@ def _ch10_whiten(answer: Answer, hidden: int | None) -> CheckResult:
                 f"{what} has X^T X / n = I but is rotated: it is PCA whitening "
                 f"(X Q Lambda^{{-1/2}}, the eigenbasis of S), not ZCA. Multiply back by "
                 f"Q^T so that each whitened column stays attached to its pixel: "
-                f"X S^{{-1/2}} = X Q Lambda^{{-1/2}} Q^T")
-        return CheckResult(False, f"{what}: X^T X / n of your result is not the identity; "
-                                  f"whitening multiplies X by S^{{-1/2}}, S = X^T X / n")
+                f"X S^{{-1/2}} = X Q Lambda^{{-1/2}} Q^T",
+            )
+        return CheckResult(
+            False,
+            f"{what}: X^T X / n of your result is not the identity; "
+            f"whitening multiplies X by S^{{-1/2}}, S = X^T X / n",
+        )
     return CheckResult(
         True,
         f"X S^(-1/2) on {len(cases)} data sets: the second moment becomes I and the map "
@@ -134,8 +151,9 @@ def _step_cases(hidden: int | None) -> list[tuple[float, float, float, float]]:
         for _ in range(3):
             sigma, lam = uniform(gen, 0.03, 0.4), uniform(gen, 0.05, 1.0)
             zstar = 2 * sigma / lam
-            cases.append((sigma, lam, zstar * 10 ** uniform(gen, -8.0, -1.0),
-                          uniform(gen, 0.05, 0.8)))
+            cases.append(
+                (sigma, lam, zstar * 10 ** uniform(gen, -8.0, -1.0), uniform(gen, 0.05, 0.8))
+            )
     return cases
 
 
@@ -153,8 +171,7 @@ def _ch10_ignition_step(answer: Answer, hidden: int | None) -> CheckResult:
         if isinstance(given, CheckResult):
             return given
         if given.numel() != 1:
-            return CheckResult(False, f"{what} has shape {tuple(given.shape)}, expected a "
-                                      f"scalar")
+            return CheckResult(False, f"{what} has shape {tuple(given.shape)}, expected a scalar")
         value = given.reshape(())
         truth = ignition_step_truth(sigma, lam, z0, lr)
         if close(value, truth, 1e-9):
@@ -163,21 +180,31 @@ def _ch10_ignition_step(answer: Answer, hidden: int | None) -> CheckResult:
             return float32_hint(what)
         zstar, rate = 2 * sigma / lam, 2 * math.log1p(lr * sigma)
         candidates = [
-            (math.log(zstar / z0 - 1) / (2 * lr * sigma),
-             "uses the flow's rate 2 sigma per unit of time (2 lr sigma per step): one "
-             "gradient step multiplies z_k by (1 + lr sigma)^2 on the plateau, so ln z_k "
-             "grows by 2 ln(1 + lr sigma) per step"),
-            (math.log(sigma / (lam * z0) - 1) / rate,
-             "uses the capacity sigma / lambda of p_k = r_k^T P o_k; the strength "
-             "z_k = |U^T r_k + V o_k|^2 / 2 has capacity 2 sigma / lambda, since "
-             "p_k = (z_k^+ - z_k^-) / 2"),
-            (math.log(zstar / z0) / rate,
-             "misses the -1: the logistic reaches z*/2 when (z*/z0 - 1) e^{-rate s} = 1"),
-            (math.log(2 * sigma / z0 - 1) / rate,
-             "leaves out lambda_k: the capacity is 2 sigma_k / lambda_k"),
-            (math.log(zstar / z0 - 1) / math.log1p(lr * sigma),
-             "misses the factor 2 of the rate: z_k is a square, |a_k|^2, and a_k grows "
-             "by (1 + lr sigma) per step"),
+            (
+                math.log(zstar / z0 - 1) / (2 * lr * sigma),
+                "uses the flow's rate 2 sigma per unit of time (2 lr sigma per step): one "
+                "gradient step multiplies z_k by (1 + lr sigma)^2 on the plateau, so ln z_k "
+                "grows by 2 ln(1 + lr sigma) per step",
+            ),
+            (
+                math.log(sigma / (lam * z0) - 1) / rate,
+                "uses the capacity sigma / lambda of p_k = r_k^T P o_k; the strength "
+                "z_k = |U^T r_k + V o_k|^2 / 2 has capacity 2 sigma / lambda, since "
+                "p_k = (z_k^+ - z_k^-) / 2",
+            ),
+            (
+                math.log(zstar / z0) / rate,
+                "misses the -1: the logistic reaches z*/2 when (z*/z0 - 1) e^{-rate s} = 1",
+            ),
+            (
+                math.log(2 * sigma / z0 - 1) / rate,
+                "leaves out lambda_k: the capacity is 2 sigma_k / lambda_k",
+            ),
+            (
+                math.log(zstar / z0 - 1) / math.log1p(lr * sigma),
+                "misses the factor 2 of the rate: z_k is a square, |a_k|^2, and a_k grows "
+                "by (1 + lr sigma) per step",
+            ),
             (lr * truth, "returns the time t = lr x step; the question asks for the step"),
         ]
         if (hint := known_mistake(value, candidates, 1e-6)) is not None:

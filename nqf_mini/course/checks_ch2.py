@@ -3,7 +3,8 @@ architecture)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 
@@ -24,9 +25,7 @@ from .feedback import (
 from .registry import register_check
 
 
-def _biased_attention(
-    arch: Any, bias: torch.Tensor
-) -> Callable[[torch.Tensor, Any], torch.Tensor]:
+def _biased_attention(arch: Any, bias: torch.Tensor) -> Callable[[torch.Tensor, Any], torch.Tensor]:
     """Multi-head attention with a fixed score bias b: sum_i v_i^T V_i X softmax(s_i
     + b)."""
 
@@ -46,9 +45,7 @@ def _attention_cases(
 ) -> list[tuple[int, int, int, int, torch.Generator]]:
     public = torch.Generator().manual_seed(11)
     cases = [
-        (n, N, h, h_v, public)
-        for n, N, h, h_v in [(3, 4, 2, 2), (2, 5, 1, 3)]
-        for _ in range(2)
+        (n, N, h, h_v, public) for n, N, h, h_v in [(3, 4, 2, 2), (2, 5, 1, 3)] for _ in range(2)
     ]
     if hidden is not None:
         gen = hidden_generator("ch2.biased_attention_A", hidden)
@@ -77,9 +74,7 @@ def _ch2_biased_attention_A(answer: Answer, hidden: int | None) -> CheckResult:
         X = torch.randn(n_in, n_tokens, generator=gen, dtype=torch.float64)
         b = 2.0 * torch.randn(n_tokens, generator=gen, dtype=torch.float64)
         given = answer(X.clone(), b.clone(), h, h_v)
-        arch = make_architecture(
-            "attention", n_in=n_in, n_tokens=n_tokens, h=h, h_v=h_v
-        )
+        arch = make_architecture("attention", n_in=n_in, n_tokens=n_tokens, h=h, h_v=h_v)
         truth = structure_matrix(_biased_attention(arch, b), (q, X), arch.p)
         what = f"A for n = {n_in}, N = {n_tokens}, h = {h}, h_v = {h_v}"
         problem = diagnose_matrix(given, truth, what)
@@ -112,23 +107,17 @@ def _ch2_biased_attention_A(answer: Answer, hidden: int | None) -> CheckResult:
     )
 
 
-def _gcn_graph(
-    gen: torch.Generator, n_in: int, n_nodes: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _gcn_graph(gen: torch.Generator, n_in: int, n_nodes: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Random node features X (n_in, N) and S = D^{-1/2} (Adj + I) D^{-1/2} of a
     random graph."""
     X = torch.randn(n_in, n_nodes, generator=gen, dtype=torch.float64)
-    upper = torch.triu(
-        (torch.rand(n_nodes, n_nodes, generator=gen) < 0.5).double(), diagonal=1
-    )
+    upper = torch.triu((torch.rand(n_nodes, n_nodes, generator=gen) < 0.5).double(), diagonal=1)
     adj = upper + upper.T + torch.eye(n_nodes, dtype=torch.float64)
     scale = adj.sum(dim=1).rsqrt()
     return X, scale[:, None] * adj * scale[None, :]
 
 
-def _gcn_reference(
-    W: torch.Tensor, x: tuple[torch.Tensor, torch.Tensor]
-) -> torch.Tensor:
+def _gcn_reference(W: torch.Tensor, x: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
     """f = sum_i v_i sum_j tanh((u_i^T X S)_j), w_i = [u_i; v_i] (Chapter 2,
     exercise)."""
     X, S = x
@@ -141,8 +130,7 @@ def _gcn_cases(hidden: int | None) -> list[tuple[int, int, int, torch.Generator]
     if hidden is not None:
         gen = hidden_generator("ch2.gcn", hidden)
         cases += [
-            (integer(gen, 1, 4), integer(gen, 3, 7), integer(gen, 2, 6), gen)
-            for _ in range(2)
+            (integer(gen, 1, 4), integer(gen, 3, 7), integer(gen, 2, 6), gen) for _ in range(2)
         ]
     return cases
 
@@ -161,25 +149,20 @@ def _check_f_gcn(
         shape = tuple(getattr(out, "shape", ()))
         return CheckResult(
             False,
-            f"f_gcn(W, x) should return a scalar tensor, got {type(out).__name__} of "
-            f"shape {shape}",
+            f"f_gcn(W, x) should return a scalar tensor, got {type(out).__name__} of shape {shape}",
         )
     out = out.reshape(()).to(torch.float64)
     want = _gcn_reference(W, x)
     if close(out, want):
         return None
     if close(out * n_nodes, want):
-        return CheckResult(
-            False, "f_gcn averages over the nodes; the readout sums them"
-        )
+        return CheckResult(False, "f_gcn averages over the nodes; the readout sums them")
     if close(out, W[-1] @ torch.tanh(W[:-1].T @ X).sum(dim=1)):
         return CheckResult(
             False,
             "f_gcn does not propagate: the pre-activation is u_i^T X S, not u_i^T X",
         )
-    permuted = f_gcn(
-        W[:, torch.randperm(d, generator=gen)].clone(), (X.clone(), S.clone())
-    )
+    permuted = f_gcn(W[:, torch.randperm(d, generator=gen)].clone(), (X.clone(), S.clone()))
     if not close(torch.as_tensor(permuted).reshape(()), out):
         return CheckResult(
             False,
@@ -221,17 +204,12 @@ def _ch2_gcn(answer: Answer, hidden: int | None) -> CheckResult:
                 if close(given, offdiag(X.sum(dim=1))):
                     return CheckResult(
                         False,
-                        f"{what} leaves out the propagation: the unit sees X S 1, not "
-                        f"X 1",
+                        f"{what} leaves out the propagation: the unit sees X S 1, not X 1",
                     )
                 if close(given * n_nodes, truth):
-                    return CheckResult(
-                        False, f"{what} averages over the nodes; the readout sums"
-                    )
+                    return CheckResult(False, f"{what} averages over the nodes; the readout sums")
             return problem
-        auto = as_float_tensor(
-            f_gcn.hessian((X.clone(), S.clone()), n_in + 1), "autograd"
-        )
+        auto = as_float_tensor(f_gcn.hessian((X.clone(), S.clone()), n_in + 1), "autograd")
         if isinstance(auto, CheckResult) or not close(auto, truth):
             return CheckResult(
                 False,

@@ -20,9 +20,7 @@ from .feedback import (
 from .registry import register_check
 
 
-def _ch3_problem(
-    gen: torch.Generator, n: int, p: int, d: int
-) -> tuple[torch.Tensor, ...]:
+def _ch3_problem(gen: torch.Generator, n: int, p: int, d: int) -> tuple[torch.Tensor, ...]:
     """Random symmetric data matrices A (n, p, p), targets y (n,) and weights W (p,
     d)."""
     X = torch.randn(n, p, p, generator=gen, dtype=torch.float64)
@@ -42,9 +40,7 @@ def _step_cases(
 ) -> list[tuple[torch.Generator, int, int, int, float]]:
     cases = [
         (torch.Generator().manual_seed(100 + seed), n, p, d, lr)
-        for seed, (n, p, d, lr) in enumerate(
-            [(12, 4, 6, 0.3), (20, 5, 3, 0.7), (8, 3, 10, 1.1)]
-        )
+        for seed, (n, p, d, lr) in enumerate([(12, 4, 6, 0.3), (20, 5, 3, 0.7), (8, 3, 10, 1.1)])
     ]
     if hidden is not None:
         gen = hidden_generator("ch3.m_step", hidden)
@@ -94,9 +90,7 @@ def _ch3_m_step(answer: Answer, hidden: int | None) -> CheckResult:
                 f"{what} has shape {tuple(given.shape)}, expected {(p, p)}: M+ is a p "
                 f"x p matrix like M",
             )
-        problem = compare(
-            raw if isinstance(raw, torch.Tensor) else given, truth, what, 1e-10
-        )
+        problem = compare(raw if isinstance(raw, torch.Tensor) else given, truth, what, 1e-10)
         if problem is None:
             continue
         if problem.message:
@@ -137,9 +131,7 @@ def _ch3_m_step(answer: Answer, hidden: int | None) -> CheckResult:
         if (hint := known_mistake(given, candidates, 1e-10)) is not None:
             return CheckResult(False, f"{what} {hint}")
         if not close(given, given.T, 1e-10):
-            return CheckResult(
-                False, f"{what} is not symmetric; M+ = W+ W+^T always is"
-            )
+            return CheckResult(False, f"{what} is not symmetric; M+ = W+ W+^T always is")
         err = (given - truth).abs().max().item()
         return CheckResult(
             False,

@@ -34,8 +34,7 @@ def _as_vector(given: object, K: int, what: str) -> torch.Tensor | CheckResult:
     if tuple(vector.shape) != (K,):
         return CheckResult(
             False,
-            f"{what} has shape {tuple(vector.shape)}, expected ({K},): one entry per "
-            f"mode",
+            f"{what} has shape {tuple(vector.shape)}, expected ({K},): one entry per mode",
         )
     return vector
 
@@ -49,17 +48,13 @@ def _rhs_cases(
     cases = []
     for seed, K in enumerate([3, 4, 2]):
         b, C = _ch4_problem(torch.Generator().manual_seed(40 + seed), K)
-        z = torch.rand(
-            K, generator=torch.Generator().manual_seed(50 + seed), dtype=torch.float64
-        )
+        z = torch.rand(K, generator=torch.Generator().manual_seed(50 + seed), dtype=torch.float64)
         cases.append((z, b, C))
     if hidden is not None:
         gen = hidden_generator("ch4.lv_rhs", hidden)
         for _ in range(3):
             b, C = _ch4_problem(gen, integer(gen, 2, 6))
-            cases.append(
-                (2 * torch.rand(b.shape[0], generator=gen, dtype=torch.float64), b, C)
-            )
+            cases.append((2 * torch.rand(b.shape[0], generator=gen, dtype=torch.float64), b, C))
     return cases
 
 
@@ -78,9 +73,7 @@ def _ch4_lv_rhs(answer: Answer, hidden: int | None) -> CheckResult:
         if isinstance(given, CheckResult):
             return given
         truth = 4 * z * (b - C @ z)  # after the answer returned
-        problem = compare(
-            raw if isinstance(raw, torch.Tensor) else given, truth, what, 1e-9
-        )
+        problem = compare(raw if isinstance(raw, torch.Tensor) else given, truth, what, 1e-9)
         if problem is None:
             continue
         if problem.message:
@@ -98,8 +91,7 @@ def _ch4_lv_rhs(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 z * (b - C @ z),
-                "is missing the factor 4 (2 from dL/dW = 2 G W, 2 from the two sides "
-                "of G M + M G)",
+                "is missing the factor 4 (2 from dL/dW = 2 G W, 2 from the two sides of G M + M G)",
             ),
             (
                 -4 * z * (b - C @ z),
@@ -165,8 +157,7 @@ _NNLS_CASES = [
 def _nnls_cases(hidden: int | None) -> list[tuple[torch.Tensor, torch.Tensor]]:
     cases = [(b.double(), C.double()) for b, C in _NNLS_CASES]
     cases += [
-        _ch4_problem(torch.Generator().manual_seed(60 + s), K)
-        for s, K in enumerate([3, 4, 4])
+        _ch4_problem(torch.Generator().manual_seed(60 + s), K) for s, K in enumerate([3, 4, 4])
     ]
     if hidden is not None:
         gen = hidden_generator("ch4.nnls_end_state", hidden)
@@ -207,15 +198,12 @@ def _ch4_nnls_end_state(answer: Answer, hidden: int | None) -> CheckResult:
                 f"surviving set S)",
             )
         if (given < -1e-9).any():
-            return CheckResult(
-                False, f"{what} has a negative entry; mode strengths stay >= 0"
-            )
+            return CheckResult(False, f"{what} has a negative entry; mode strengths stay >= 0")
         grad = C @ given - b
         bad = [
             k
             for k in range(K)
-            if (given[k] > 1e-9 and abs(grad[k]) > 1e-6)
-            or (given[k] <= 1e-9 and grad[k] < -1e-6)
+            if (given[k] > 1e-9 and abs(grad[k]) > 1e-6) or (given[k] <= 1e-9 and grad[k] < -1e-6)
         ]
         return CheckResult(
             False,

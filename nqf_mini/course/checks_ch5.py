@@ -56,9 +56,7 @@ def _ch5_half_time(answer: Answer, hidden: int | None) -> CheckResult:
         if isinstance(given, CheckResult):
             return given
         if given.numel() != 1:
-            return CheckResult(
-                False, f"{what} has shape {tuple(given.shape)}, expected a scalar"
-            )
+            return CheckResult(False, f"{what} has shape {tuple(given.shape)}, expected a scalar")
         value = given.reshape(())
         truth = math.log(zstar / z0 - 1.0) / zeta  # after the answer returned
         shown = raw.reshape(()) if isinstance(raw, torch.Tensor) else raw
@@ -84,13 +82,11 @@ def _ch5_half_time(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 math.log10(zstar / z0 - 1.0) / zeta,
-                "uses log10: the logistic's exponential is e^{-zeta t}, so the natural "
-                "logarithm",
+                "uses log10: the logistic's exponential is e^{-zeta t}, so the natural logarithm",
             ),
             (
                 -truth,
-                "has the wrong sign: a mode that starts below z*/2 reaches it later, t "
-                "> 0",
+                "has the wrong sign: a mode that starts below z*/2 reaches it later, t > 0",
             ),
             (truth * zeta**2, "multiplies by zeta: a faster mode ignites EARLIER"),
         ]

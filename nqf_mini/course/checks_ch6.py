@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from .answers import Answer
 from .feedback import (
@@ -61,8 +61,7 @@ def _exponent_cases(hidden: int | None) -> list[tuple[float, float]]:
     if hidden is not None:
         gen = hidden_generator("ch6.exponent", hidden)
         cases += [
-            (round(uniform(gen, 1.2, 4.0), 3), round(uniform(gen, 0.3, 2.0), 3))
-            for _ in range(3)
+            (round(uniform(gen, 1.2, 4.0), 3), round(uniform(gen, 0.3, 2.0), 3)) for _ in range(3)
         ]
     return cases
 
@@ -83,15 +82,13 @@ def _ch6_exponent(answer: Answer, hidden: int | None) -> CheckResult:
     if all(close(v, (a1 - 1) / a2, 1e-6) for v, (a1, a2) in zip(values, cases)):
         return CheckResult(
             True,
-            f"(alpha1 - 1)/alpha2 on {len(cases)} pairs, e.g. 1.25 for the seed's Fig. "
+            f"(alpha1 - 1)/alpha2 on {len(cases)} pairs, e.g. 1.25 for the paper's Fig. "
             f"3 (alpha1 = 2, alpha2 = 0.8)",
         )
     for wrong, hint in _EXPONENT_SLIPS:  # a slip must explain every case
         if all(close(v, wrong(a1, a2), 1e-6) for v, (a1, a2) in zip(values, cases)):
             a1, a2 = cases[1]
-            return CheckResult(
-                False, f"exponent({a1:g}, {a2:g}) = {values[1]:.4g} {hint}"
-            )
+            return CheckResult(False, f"exponent({a1:g}, {a2:g}) = {values[1]:.4g} {hint}")
     for v, (a1, a2) in zip(values, cases):
         problem = compare(v, (a1 - 1) / a2, f"exponent({a1:g}, {a2:g})", 1e-6)
         if problem is not None:
@@ -176,8 +173,7 @@ def _ch6_fit_window(answer: Answer, hidden: int | None) -> CheckResult:
             ),
             (
                 _window(a2, eps, K, 10, K // 10, power=lambda k, a: k**-a),
-                "multiplies by the rate instead of dividing: t_k = ln(1/u0 - 1) / "
-                "zeta_k",
+                "multiplies by the rate instead of dividing: t_k = ln(1/u0 - 1) / zeta_k",
             ),
             (
                 _window(a2, eps, K, 10, K),

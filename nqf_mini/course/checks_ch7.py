@@ -22,9 +22,7 @@ from .registry import register_check
 # --- the best linear loss: what the NQF of a two-layer network can reach --------------
 
 
-def _ch7_linear_problem(
-    gen: torch.Generator, n: int, p: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _ch7_linear_problem(gen: torch.Generator, n: int, p: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Inputs X (n, p) and a nonlinear target with a non-zero mean (so an intercept
     would help)."""
     X = torch.randn(n, p, generator=gen, dtype=torch.float64)
@@ -46,8 +44,7 @@ def _linear_cases(hidden: int | None) -> list[tuple[torch.Tensor, torch.Tensor]]
     if hidden is not None:
         gen = hidden_generator("ch7.best_linear_loss", hidden)
         cases += [
-            _ch7_linear_problem(gen, integer(gen, 30, 300), integer(gen, 2, 8))
-            for _ in range(2)
+            _ch7_linear_problem(gen, integer(gen, 30, 300), integer(gen, 2, 8)) for _ in range(2)
         ]
     return cases
 
@@ -77,8 +74,7 @@ def _ch7_best_linear_loss(answer: Answer, hidden: int | None) -> CheckResult:
         candidates = [
             (
                 _residual_sq(X, y) / n,
-                "is twice too large: the course's loss is (1/2n) sum (f - y)^2, not "
-                "(1/n) sum",
+                "is twice too large: the course's loss is (1/2n) sum (f - y)^2, not (1/n) sum",
             ),
             (
                 _residual_sq(X1, y) / (2 * n),
@@ -117,19 +113,19 @@ _REMAINDER_IDEAS = {
     "misses, and how does it compare with rms|F|?",
     "sin": "sin is odd: which term of the expansion of F is the first that the NQF "
     "misses, and how does it compare with rms|F|?",
-    "softplus0": "what is phi''(0) for softplus - ln 2, and so which power of lambda "
+    "softplus0": "what is phi''(0) for softplus - ln 2, and so which power of the "
+    "weight scale s does the remainder start with?",
+    "silu": "what is phi''(0) for SiLU, and so which power of the weight scale s "
     "does the remainder start with?",
-    "silu": "what is phi''(0) for SiLU, and so which power of lambda does the "
-    "remainder start with?",
     "relu": "careful: ReLU is not smooth at 0. What does autograd give for phi'(0), "
-    "what is the NQF then, and how does a ReLU network scale with lambda?",
+    "what is the NQF then, and how does a ReLU network scale with s?",
 }
 
 
 @register_check("ch7.remainder_exponent")
 def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
-    """answer maps an activation to the exponent e of rms|F - F_NQF| / rms|F| ~
-    lambda^e."""
+    """answer maps an activation to the exponent e of rms|F - F_NQF| / rms|F| ~ s^e
+    (weights scaled by s)."""
     given = answer.value if answer.kind == "value" else None
     if not isinstance(given, dict):
         return CheckResult(
@@ -141,9 +137,7 @@ def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
     missing = [k for k in _REMAINDER_RELATIVE if k not in given]
     if missing:
         return CheckResult(False, f"missing exponents for {missing}")
-    values = {
-        k: as_number(given[k], f"the exponent of {k!r}") for k in _REMAINDER_RELATIVE
-    }
+    values = {k: as_number(given[k], f"the exponent of {k!r}") for k in _REMAINDER_RELATIVE}
     bad = next((v for v in values.values() if isinstance(v, CheckResult)), None)
     if bad is not None:
         return CheckResult(False, f"every exponent should be a number: {bad.message}")
@@ -152,7 +146,7 @@ def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
             False,
             "these look like the exponents of the ABSOLUTE remainder rms|F - F_NQF|; "
             "the question divides it by rms|F|: how does rms|F| itself scale with "
-            "lambda?",
+            "the weight scale s?",
         )
     wrong = [k for k, right in _REMAINDER_RELATIVE.items() if values[k] != right]
     if wrong:
@@ -164,8 +158,8 @@ def _ch7_remainder_exponent(answer: Answer, hidden: int | None) -> CheckResult:
         )
     return CheckResult(
         True,
-        "all five right: the relative remainder is lambda^2 for odd activations, "
-        "lambda for phi''(0) != 0, and constant for ReLU",
+        "all five right: the relative remainder is s^2 for odd activations, "
+        "s for phi''(0) != 0, and constant for ReLU",
     )
 
 
@@ -199,8 +193,7 @@ def _regime_cases(hidden: int | None) -> list[tuple[float, float]]:
     if hidden is not None:
         gen = hidden_generator("ch7.ntk_regime", hidden)
         cases += [
-            (round(uniform(gen, 0.0, 2.0), 3), round(uniform(gen, 0.5, 2.5), 3))
-            for _ in range(4)
+            (round(uniform(gen, 0.0, 2.0), 3), round(uniform(gen, 0.5, 2.5), 3)) for _ in range(4)
         ]
         cases += [
             (0.0, round(uniform(gen, 1.0, 3.0), 3)),
@@ -222,8 +215,7 @@ def _ch7_ntk_regime(answer: Answer, hidden: int | None) -> CheckResult:
         if given not in ("lazy", "feature"):
             return CheckResult(
                 False,
-                f"regime({a}, {b}) returned {given!r}; expected the string 'lazy' or "
-                f"'feature'",
+                f"regime({a}, {b}) returned {given!r}; expected the string 'lazy' or 'feature'",
             )
         truth = _fragment_regime(a, b)  # after the answer returned
         if given == truth:

@@ -184,7 +184,7 @@ class Choice:
     @property
     def default_index(self) -> int:
         """Position of the default option."""
-        return list(self.options).index(self.default)
+        return self.index(self.default)
 
     def index(self, value: Any) -> int:
         """Position of ``value`` among the options; another value raises ValueError."""
@@ -366,10 +366,11 @@ def _check_arguments(draw: object, controls: tuple[object, ...], caption: object
         if not isinstance(c, (Slider, Choice)):
             raise TypeError("controls must be Slider or Choice, got "
                             f"{type(c).__name__}")
-    names = [c.name for c in controls]
+    checked = [c for c in controls if isinstance(c, (Slider, Choice))]
+    names = [c.name for c in checked]
     if len(set(names)) != len(names):
         raise ValueError(f"controls: names must be distinct, got {names}")
-    points = math.prod(len(c.values) for c in controls)
+    points = math.prod(len(c.values) for c in checked)
     if points > MAX_FRAMES:
         raise ValueError(f"controls: the grid has {points} points, more than "
                          f"{MAX_FRAMES}; use fewer values")

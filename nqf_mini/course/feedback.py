@@ -31,9 +31,7 @@ def not_a_function(answer: Answer, signature: str) -> CheckResult | None:
     else None."""
     if answer.kind == "function":
         return None
-    return CheckResult(
-        False, f"expected a function {signature}, got {answer.type_name}"
-    )
+    return CheckResult(False, f"expected a function {signature}, got {answer.type_name}")
 
 
 def close(a: Any, b: Any, tol: float = 1e-8) -> bool:
@@ -53,9 +51,7 @@ def close(a: Any, b: Any, tol: float = 1e-8) -> bool:
     return bool((a - b).abs().max() <= tol * max(1.0, b.abs().max().item()))
 
 
-def known_mistake(
-    value: Any, candidates: list[tuple[Any, str]], tol: float = 1e-6
-) -> str | None:
+def known_mistake(value: Any, candidates: list[tuple[Any, str]], tol: float = 1e-6) -> str | None:
     """The hint of the first (wrong value, hint) pair that ``value`` matches to
     ``tol``, else None."""
     for wrong, hint in candidates:
@@ -117,14 +113,10 @@ def check_predictions(
     answer. The message says how many are wrong and the idea that decides them.
     """
     if answer.kind != "value":
-        return CheckResult(
-            False, f"expected a dict such as {example}, got {answer.type_name}"
-        )
+        return CheckResult(False, f"expected a dict such as {example}, got {answer.type_name}")
     given = answer.value
     if not isinstance(given, dict):
-        return CheckResult(
-            False, f"expected a dict such as {example}, got {type(given).__name__}"
-        )
+        return CheckResult(False, f"expected a dict such as {example}, got {type(given).__name__}")
     missing = [k for k in truth if k not in given]
     if missing:
         return CheckResult(False, f"missing predictions for {missing}")
@@ -132,8 +124,7 @@ def check_predictions(
     if not_bool:
         return CheckResult(
             False,
-            f"every prediction should be True or False; {not_bool[0]!r} is "
-            f"{given[not_bool[0]]!r}",
+            f"every prediction should be True or False; {not_bool[0]!r} is {given[not_bool[0]]!r}",
         )
     wrong = sum(given[k] != right for k, right in truth.items())
     if wrong:
@@ -150,9 +141,7 @@ def as_float_tensor(given: Any, what: str) -> torch.Tensor | CheckResult:
     CheckResult."""
     if isinstance(given, torch.Tensor):
         if given.is_complex() or given.dtype == torch.bool:
-            return CheckResult(
-                False, f"{what} should be a real tensor, got dtype {given.dtype}"
-            )
+            return CheckResult(False, f"{what} should be a real tensor, got dtype {given.dtype}")
         return given.to(torch.float64)
     if type(given) in (int, float):
         return torch.tensor(float(given), dtype=torch.float64)
@@ -186,8 +175,7 @@ def diagnose_matrix(
     if not close(given, given.T, tol):
         return CheckResult(
             False,
-            f"{what} is not symmetric; a structure matrix always is (it is half a "
-            f"Hessian)",
+            f"{what} is not symmetric; a structure matrix always is (it is half a Hessian)",
         )
     for factor, hint in [
         (2.0, "is too large by a factor of 2: A is HALF the per-unit Hessian"),
@@ -197,9 +185,7 @@ def diagnose_matrix(
     ]:
         if close(given, factor * expected, tol):
             return CheckResult(False, f"{what} {hint}")
-    rows = (given - expected).abs().sum(dim=1) > tol * max(
-        1.0, expected.abs().max().item()
-    )
+    rows = (given - expected).abs().sum(dim=1) > tol * max(1.0, expected.abs().max().item())
     bad = [int(i) for i in torch.nonzero(rows).flatten()]
     return CheckResult(
         False,
@@ -211,18 +197,12 @@ def diagnose_matrix(
 def as_number(given: Any, what: str) -> float | CheckResult:
     """Plain ``given`` (a number or a one-element tensor) as a finite float, or a
     CheckResult."""
-    if (
-        isinstance(given, torch.Tensor)
-        and given.numel() == 1
-        and not given.is_complex()
-    ):
+    if isinstance(given, torch.Tensor) and given.numel() == 1 and not given.is_complex():
         value = float(given.reshape(()).item())
     elif type(given) in (int, float):
         value = float(given)
     else:
-        return CheckResult(
-            False, f"{what} should be a number, got {type(given).__name__}"
-        )
+        return CheckResult(False, f"{what} should be a number, got {type(given).__name__}")
     if not math.isfinite(value):
         return CheckResult(False, f"{what} is not finite ({value})")
     return value
@@ -242,16 +222,12 @@ def number_answer(answer: Answer, what: str) -> float | CheckResult:
 def hidden_generator(label: str, hidden: int) -> torch.Generator:
     """The generator of the grader's randomised cases of ``label`` for the grading seed
     ``hidden``: each label gets its own stream, and none is known before grading."""
-    return torch.Generator().manual_seed(
-        (hidden * 1_000_003 + zlib.crc32(label.encode())) % 2**63
-    )
+    return torch.Generator().manual_seed((hidden * 1_000_003 + zlib.crc32(label.encode())) % 2**63)
 
 
 def uniform(gen: torch.Generator, low: float, high: float) -> float:
     """One float drawn uniformly from [low, high) with ``gen``."""
-    return low + (high - low) * float(
-        torch.rand((), generator=gen, dtype=torch.float64)
-    )
+    return low + (high - low) * float(torch.rand((), generator=gen, dtype=torch.float64))
 
 
 def integer(gen: torch.Generator, low: int, high: int) -> int:

@@ -38,7 +38,8 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import nbformat
 
@@ -102,8 +103,9 @@ def find_submissions(
             continue
         chapter = chapter_of(path.name, chapters)
         if chapter is None:
-            warnings.append(f"{gradebook.printable(str(rel))}: no chapter number in "
-                            f"the file name; skipped")
+            warnings.append(
+                f"{gradebook.printable(str(rel))}: no chapter number in the file name; skipped"
+            )
             continue
         found.setdefault((rel.parts[0], chapter), []).append(path)
     subs, duplicates = [], {}
@@ -115,12 +117,18 @@ def find_submissions(
     return subs, duplicates, warnings
 
 
-def _rows_for(
-    sub: Submission, root: Path, graded: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _rows_for(sub: Submission, root: Path, graded: list[dict[str, Any]]) -> list[dict[str, Any]]:
     notebook = str(sub.path.relative_to(root))
-    return [{"student": sub.student, "chapter": sub.chapter, **r, "notebook": notebook,
-             "sha256": sub.sha256} for r in graded]
+    return [
+        {
+            "student": sub.student,
+            "chapter": sub.chapter,
+            **r,
+            "notebook": notebook,
+            "sha256": sub.sha256,
+        }
+        for r in graded
+    ]
 
 
 def _summary(rows: list[dict[str, Any]]) -> str:
@@ -171,8 +179,7 @@ def grade_class(
     limits = Limits() if limits is None else limits
     if not chapters.is_dir():
         raise FileNotFoundError(
-            f"argument `chapters`: expected the folder of the instructor chapters, got "
-            f"{chapters}"
+            f"argument `chapters`: expected the folder of the instructor chapters, got {chapters}"
         )
     keys = chapter_keys(chapters)
     if not unsafe and (problem := bwrap_problem()) is not None:
@@ -191,24 +198,40 @@ def grade_class(
     for (student, chapter), group in _groups(book.read()).items():
         sub = current.get((student, chapter))
         complete = sorted(r["label"] for r in group) == sorted(keys[chapter].labels)
-        if (sub is not None and complete and not regrade and student not in redo
-                and all(r["sha256"] == sub.sha256 for r in group)):
+        if (
+            sub is not None
+            and complete
+            and not regrade
+            and student not in redo
+            and all(r["sha256"] == sub.sha256 for r in group)
+        ):
             kept += group
     done = {(r["student"], r["chapter"]) for r in kept}
     todo = [s for s in subs if (s.student, s.chapter) not in done]
     book.start(kept)
-    log(f"{len(subs)} notebooks: {len(subs) - len(todo)} graded before and unchanged, "
-        f"{len(todo)} to grade, {jobs} at a time")
+    log(
+        f"{len(subs)} notebooks: {len(subs) - len(todo)} graded before and unchanged, "
+        f"{len(todo)} to grade, {jobs} at a time"
+    )
     seed = secrets.randbelow(2**31) if seed is None else seed
     new = _grade_all(todo, root, keys, seed, limits, jobs, unsafe, book, log)
     rows = kept + new
     for (student, chapter), paths in duplicates.items():
         names = ", ".join(str(p.relative_to(root)) for p in paths)
-        message = (f"{len(paths)} notebooks for chapter {chapter} ({names}): keep one "
-                   f"and run make grade again")
-        rows += [{"student": student, "chapter": chapter,
-                  **row(label, "error", message), "notebook": names, "sha256": ""}
-                 for label in keys[chapter].labels]
+        message = (
+            f"{len(paths)} notebooks for chapter {chapter} ({names}): keep one "
+            f"and run make grade again"
+        )
+        rows += [
+            {
+                "student": student,
+                "chapter": chapter,
+                **row(label, "error", message),
+                "notebook": names,
+                "sha256": "",
+            }
+            for label in keys[chapter].labels
+        ]
     rows += _missing(rows, keys)
     order = {label: k for k in keys.values() for label in k.labels}
     rows.sort(key=lambda r: (r["student"], r["chapter"], list(order).index(r["label"])))
@@ -230,9 +253,13 @@ def _missing(rows: list[dict[str, Any]], keys: dict[int, ChapterKey]) -> list[di
     handed = {(r["student"], r["chapter"]) for r in rows}
     chapters = sorted({c for _, c in handed})
     return [
-        {"student": student, "chapter": chapter,
-         **row(label, "missing", f"no notebook for chapter {chapter}"),
-         "notebook": "", "sha256": ""}
+        {
+            "student": student,
+            "chapter": chapter,
+            **row(label, "missing", f"no notebook for chapter {chapter}"),
+            "notebook": "",
+            "sha256": "",
+        }
         for student in sorted({s for s, _ in handed})
         for chapter in chapters
         if (student, chapter) not in handed
@@ -265,8 +292,9 @@ def _grade_all(
     def one(sub: Submission) -> Graded | None:
         if stopping.is_set():
             return None
-        return grade_notebook(sub.data, sub.path.name, keys[sub.chapter], seed,
-                              staged, limits, unsafe)
+        return grade_notebook(
+            sub.data, sub.path.name, keys[sub.chapter], seed, staged, limits, unsafe
+        )
 
     try:
         staged = stage_package(stage)
@@ -275,8 +303,7 @@ def _grade_all(
             pending = set(futures)
             try:
                 while pending:
-                    finished, pending = wait(pending, timeout=1.0,
-                                             return_when=FIRST_COMPLETED)
+                    finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                     for future in finished:
                         sub, graded = futures[future], future.result()
                         if graded is None:
@@ -288,28 +315,33 @@ def _grade_all(
                         got = sum(r["points"] for r in new)
                         top = sum(r["max_points"] for r in new)
                         count += 1
-                        log(f"[{count}/{len(todo)}] "
+                        log(
+                            f"[{count}/{len(todo)}] "
                             f"{gradebook.printable(sub.student)} ch{sub.chapter}: "
                             f"{got}/{top} ({graded.cells_run} of {graded.cells} "
                             f"cells run, {graded.cpu:.1f} CPU s in the kernels, "
-                            f"{graded.seconds:.1f} s)")
+                            f"{graded.seconds:.1f} s)"
+                        )
             except KeyboardInterrupt:
                 stopping.set()
                 for future in pending:
                     future.cancel()
                 Kernel.stop_all()
                 graded_now = len({(r["student"], r["chapter"]) for r in rows})
-                log(f"interrupted: {graded_now} of {len(todo)} notebooks graded and "
+                log(
+                    f"interrupted: {graded_now} of {len(todo)} notebooks graded and "
                     f"kept in {book.path}; run the same command again to grade the "
-                    f"rest")
-                book.finish(sorted(book.read(),
-                                   key=lambda r: (r["student"], r["chapter"])))
+                    f"rest"
+                )
+                book.finish(sorted(book.read(), key=lambda r: (r["student"], r["chapter"])))
                 raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     elapsed = time.monotonic() - start
-    log(f"{len(todo)} notebooks in {elapsed:.0f} s with {jobs} at a time "
-        f"({cpu / len(todo):.1f} CPU s per notebook in the kernels)")
+    log(
+        f"{len(todo)} notebooks in {elapsed:.0f} s with {jobs} at a time "
+        f"({cpu / len(todo):.1f} CPU s per notebook in the kernels)"
+    )
     return rows
 
 
@@ -322,12 +354,10 @@ def _write_reports(
 ) -> None:
     """The sheet of derivations, the students' written answers, the final tables and
     the feedback files."""
-    page = INSTRUCTOR_PAGE.read_text(encoding="utf-8") if INSTRUCTOR_PAGE.exists() \
-        else ""
+    page = INSTRUCTOR_PAGE.read_text(encoding="utf-8") if INSTRUCTOR_PAGE.exists() else ""
     marks = rubrics(page)
     handed = {
-        (s.student, s.chapter): [m.label for m in marks.values()
-                                 if m.chapter == s.chapter]
+        (s.student, s.chapter): [m.label for m in marks.values() if m.chapter == s.chapter]
         for s in subs
     }
     sheet = gradebook.update_sheet(out / "derivations.csv", handed, marks)
@@ -335,7 +365,7 @@ def _write_reports(
     for sub in subs:
         try:
             nb = nbformat.reads(sub.data.decode("utf-8"), as_version=4)
-        except Exception:  # noqa: BLE001 - an unreadable notebook has no answers
+        except Exception:
             continue
         written = written_answers(nb)
         if written:
@@ -346,43 +376,78 @@ def _write_reports(
         log(f"warning: {warning}")
     gradebook.write_tables(out, rows, sheet)
     gradebook.write_feedback(out, rows, sheet)
-    log(f"wrote {out / 'grades.csv'}, summary.csv, canvas.csv, derivations.csv (to "
-        f"fill in), feedback/ and derivations/")
+    log(
+        f"wrote {out / 'grades.csv'}, summary.csv, canvas.csv, derivations.csv (to "
+        f"fill in), feedback/ and derivations/"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("submissions", type=Path,
-                        help="folder with one folder of notebooks per student")
-    parser.add_argument("--out", type=Path,
-                        help="where to write the files (default: the submissions)")
-    parser.add_argument("--chapters", type=Path, default=CHAPTERS,
-                        help="the instructor chapters (default: the repository's)")
-    parser.add_argument("--jobs", type=int, default=2,
-                        help="notebooks graded at a time (default 2)")
-    parser.add_argument("--cpu-seconds", type=float, default=Limits.cpu_seconds,
-                        help="CPU seconds of a notebook's kernel (default %(default)s)")
-    parser.add_argument("--idle-seconds", type=float, default=Limits.idle_seconds,
-                        help="wall seconds a kernel may compute nothing (default "
-                             "%(default)s)")
-    parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
-                        help="address space of a kernel process (default %(default)s)")
-    parser.add_argument("--student", action="append", default=[],
-                        help="regrade this student (repeatable), changed or not")
-    parser.add_argument("--regrade", action="store_true",
-                        help="regrade every notebook, changed or not")
+    parser.add_argument(
+        "submissions", type=Path, help="folder with one folder of notebooks per student"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="where to write the files (default: the submissions)"
+    )
+    parser.add_argument(
+        "--chapters",
+        type=Path,
+        default=CHAPTERS,
+        help="the instructor chapters (default: the repository's)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="notebooks graded at a time (default 2)"
+    )
+    parser.add_argument(
+        "--cpu-seconds",
+        type=float,
+        default=Limits.cpu_seconds,
+        help="CPU seconds of a notebook's kernel (default %(default)s)",
+    )
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=Limits.idle_seconds,
+        help="wall seconds a kernel may compute nothing (default %(default)s)",
+    )
+    parser.add_argument(
+        "--memory-mb",
+        type=int,
+        default=Limits.memory_mb,
+        help="address space of a kernel process (default %(default)s)",
+    )
+    parser.add_argument(
+        "--student",
+        action="append",
+        default=[],
+        help="regrade this student (repeatable), changed or not",
+    )
+    parser.add_argument(
+        "--regrade", action="store_true", help="regrade every notebook, changed or not"
+    )
     parser.add_argument("--seed", type=int, help="seed of the hidden cases")
-    parser.add_argument("--unsafe", action="store_true",
-                        help="grade without the sandbox (see the instructor page)")
+    parser.add_argument(
+        "--unsafe", action="store_true", help="grade without the sandbox (see the instructor page)"
+    )
     args = parser.parse_args(argv)
     if not args.submissions.is_dir():
         parser.error(f"argument submissions: expected a folder, got {args.submissions}")
-    limits = Limits(cpu_seconds=args.cpu_seconds, idle_seconds=args.idle_seconds,
-                    memory_mb=args.memory_mb)
+    limits = Limits(
+        cpu_seconds=args.cpu_seconds, idle_seconds=args.idle_seconds, memory_mb=args.memory_mb
+    )
     try:
-        grade_class(args.submissions, out=args.out, chapters=args.chapters,
-                    limits=limits, jobs=args.jobs, seed=args.seed,
-                    students=args.student, regrade=args.regrade, unsafe=args.unsafe)
+        grade_class(
+            args.submissions,
+            out=args.out,
+            chapters=args.chapters,
+            limits=limits,
+            jobs=args.jobs,
+            seed=args.seed,
+            students=args.student,
+            regrade=args.regrade,
+            unsafe=args.unsafe,
+        )
     except SandboxUnavailable as exc:
         print(f"make grade: not grading: {exc}", file=sys.stderr)
         return 3

@@ -88,7 +88,9 @@ def chapter_keys(chapters: Path) -> dict[int, ChapterKey]:
     keys = {}
     for path in sorted(chapters.glob("*.ipynb")):
         number = chapter_number(path)
-        labels = labels_of_chapter(number) if number is not None else []
+        if number is None:
+            continue
+        labels = labels_of_chapter(number)
         if not labels:
             continue
         nb = nbformat.read(path, as_version=4)
@@ -101,15 +103,12 @@ def chapter_keys(chapters: Path) -> dict[int, ChapterKey]:
                     f"grader does not know which name holds the answer"
                 )
             if label not in POINTS:
-                raise ValueError(
-                    f"{label}: no points set; add it to nqf_mini/course/points.py"
-                )
+                raise ValueError(f"{label}: no points set; add it to nqf_mini/course/points.py")
             expressions[label] = expr
         lecture = frozenset(
             cell.source.strip()
             for cell in nb.cells
-            if cell.cell_type == "code"
-            and "solution" not in cell.metadata.get("tags", [])
+            if cell.cell_type == "code" and "solution" not in cell.metadata.get("tags", [])
         )
         keys[number] = ChapterKey(number, tuple(labels), expressions, lecture)
     return keys
@@ -143,8 +142,7 @@ class AnswerCalls:
         fails."""
         if self.kernel is None or self.kernel.closed:
             self.close()
-            self.kernel = Kernel("answers", self.staged.answers, self.limits,
-                                 self.unsafe)
+            self.kernel = Kernel("answers", self.staged.answers, self.limits, self.unsafe)
             self.loaded = set()
         if key not in self.loaded:
             reply = self.kernel.request(
@@ -154,19 +152,26 @@ class AnswerCalls:
                 message = reply.get("message", "") if isinstance(reply, dict) else ""
                 raise reject(f"{name}: {message}"[:300])
             self.loaded.add(key)
-        record = self.kernel.request({
-            "op": "call", "key": key, "index": index, "name": name,
-            "args": list(encode_arrays(args)), "hessian": hessian,
-        })
+        record = self.kernel.request(
+            {
+                "op": "call",
+                "key": key,
+                "index": index,
+                "name": name,
+                "args": list(encode_arrays(args)),
+                "hessian": hessian,
+            }
+        )
         if not isinstance(record, dict) or record.get("status") not in (
-            "value", "raised", "refused", "missing"
+            "value",
+            "raised",
+            "refused",
+            "missing",
         ):
             raise reject("the answer's result could not be read back")
         if record["status"] == "value":
             return plain(record.get("value"), f"the result of {name}")
-        raise reject(
-            str(record.get("message", ""))[:300], missing=record["status"] == "missing"
-        )
+        raise reject(str(record.get("message", ""))[:300], missing=record["status"] == "missing")
 
     def close(self) -> None:
         if self.kernel is not None:
@@ -220,7 +225,10 @@ class RemoteAnswer(Answer):
 
     def part(self, index: int) -> Answer:
         return RemoteAnswer(
-            {**self._info, "kind": "function"}, self.key, self.calls, index,
+            {**self._info, "kind": "function"},
+            self.key,
+            self.calls,
+            index,
             f"your function #{index + 1}",
         )
 
@@ -269,8 +277,13 @@ class NotebookKernel:
     when an answer is first asked for, and again after it died."""
 
     def __init__(
-        self, data: bytes, name: str, cells: list[tuple[int, str]],
-        staged: StagedPackage, limits: Limits, unsafe: bool,
+        self,
+        data: bytes,
+        name: str,
+        cells: list[tuple[int, str]],
+        staged: StagedPackage,
+        limits: Limits,
+        unsafe: bool,
     ) -> None:
         self.data, self.name, self.cells = data, name, cells
         self.staged, self.limits, self.unsafe = staged, limits, unsafe
@@ -283,11 +296,11 @@ class NotebookKernel:
         """What the notebook's answer ``expr`` is (see :class:`RemoteAnswer`)."""
         if self.kernel is None or self.kernel.closed:
             self.close()
-            self.kernel = Kernel("notebook", self.staged.notebook, self.limits,
-                                 self.unsafe)
+            self.kernel = Kernel("notebook", self.staged.notebook, self.limits, self.unsafe)
             try:
-                result = self.kernel.request({"op": "run", "notebook": self.data,
-                                              "name": self.name, "cells": self.cells})
+                result = self.kernel.request(
+                    {"op": "run", "notebook": self.data, "name": self.name, "cells": self.cells}
+                )
             except KernelTimeout as exc:
                 message = f"the notebook did not finish: it {exc}"
                 raise NotebookFailed("timeout", message) from None
@@ -297,8 +310,7 @@ class NotebookKernel:
             result = result if isinstance(result, dict) else {}
             self.dtype = str(result.get("dtype", "torch.float32"))
             errors = result.get("errors", [])
-            self.cell_errors = [(i, str(m)[:200]) for i, m in errors
-                                if type(i) is int][:20]
+            self.cell_errors = [(i, str(m)[:200]) for i, m in errors if type(i) is int][:20]
         return self.kernel.request({"op": "describe", "expr": expr})
 
     def close(self) -> None:
@@ -322,27 +334,25 @@ def grade_notebook(
     start = time.monotonic()
     try:
         nb = nbformat.reads(data.decode("utf-8"), as_version=4)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         # An unreadable file is the submission's error.
         message = f"the notebook cannot be read: {type(exc).__name__}: {exc}"[:300]
         return Graded([row(label, "error", message) for label in key.labels])
     sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
     expressions = {
-        label: answer_expression(nb, label) or key.expressions[label]
-        for label in key.labels
+        label: answer_expression(nb, label) or key.expressions[label] for label in key.labels
     }
     run = cells_to_run(sources, set(key.lecture), list(expressions.values()))
     graded = Graded([], cells_run=len(run), cells=len(sources))
-    notebook = NotebookKernel(data, name, [(i, sources[i]) for i in run], staged,
-                              limits, unsafe)
+    notebook = NotebookKernel(data, name, [(i, sources[i]) for i in run], staged, limits, unsafe)
     calls = AnswerCalls(staged, limits, unsafe)
     try:
         for label in key.labels:
-            graded.rows.append(_grade_answer(label, expressions[label], seed,
-                                             notebook, calls))
+            graded.rows.append(_grade_answer(label, expressions[label], seed, notebook, calls))
     except NotebookFailed as failed:
-        graded.rows += [row(label, failed.verdict, failed.message)
-                        for label in key.labels[len(graded.rows):]]
+        graded.rows += [
+            row(label, failed.verdict, failed.message) for label in key.labels[len(graded.rows) :]
+        ]
     finally:
         notebook.close()
         calls.close()
@@ -368,7 +378,7 @@ def _grade_answer(
         return row(label, "timeout", f"this answer {exc}"[:300])
     except KernelFailure as exc:
         return row(label, "error", f"this answer: {exc}"[:300])
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         # A check that cannot judge what came back: this answer's error only.
         message = f"the answer could not be judged ({type(exc).__name__}: {exc})"
         return row(label, "error", message[:300])

@@ -34,13 +34,22 @@ import re
 import threading
 import unicodedata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
-COLUMNS = ["student", "chapter", "label", "points", "max_points", "verdict", "message",
-           "notebook", "sha256"]
+COLUMNS = [
+    "student",
+    "chapter",
+    "label",
+    "points",
+    "max_points",
+    "verdict",
+    "message",
+    "notebook",
+    "sha256",
+]
 VERDICTS = ("pass", "fail", "missing", "error", "timeout")
-SHEET_COLUMNS = ["student", "chapter", "exercise", "item", "max_points", "points",
-                 "comment"]
+SHEET_COLUMNS = ["student", "chapter", "exercise", "item", "max_points", "points", "comment"]
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -59,8 +68,7 @@ def from_spreadsheet(text: str) -> str:
 def printable(name: str) -> str:
     """``name`` with control characters (newlines, tabs, ...) shown as escapes."""
     return "".join(
-        ch.encode("unicode_escape").decode() if unicodedata.category(ch) == "Cc"
-        else ch
+        ch.encode("unicode_escape").decode() if unicodedata.category(ch) == "Cc" else ch
         for ch in name
     )
 
@@ -110,8 +118,9 @@ class GradesFile:
 
     def read(self) -> list[dict[str, Any]]:
         """The rows on disk (points as ints); a row cut short by a crash is dropped."""
-        rows = []
-        for row in _read_csv(self.path):
+        rows: list[dict[str, Any]] = []
+        for text in _read_csv(self.path):
+            row: dict[str, Any] = dict(text)
             try:
                 row["chapter"] = int(row["chapter"])
                 row["points"] = int(row["points"])
@@ -159,16 +168,20 @@ def update_sheet(
     that it does not have yet; rows already there, filled in or not, are kept. Returns
     the sheet's rows."""
     rows = _read_csv(path)
-    have = {(r.get("student"), r.get("chapter"), r.get("exercise"), r.get("item"))
-            for r in rows}
+    have = {(r.get("student"), r.get("chapter"), r.get("exercise"), r.get("item")) for r in rows}
     for (student, chapter), labels in sorted(handed_in.items()):
         for label in labels:
             for item, points in rubrics[label].items:
                 key = (student, str(chapter), label, item)
                 if key not in have:
-                    rows.append(dict(zip(SHEET_COLUMNS,
-                                         [student, str(chapter), label, item,
-                                          str(points), "", ""])))
+                    rows.append(
+                        dict(
+                            zip(
+                                SHEET_COLUMNS,
+                                [student, str(chapter), label, item, str(points), "", ""],
+                            )
+                        )
+                    )
                     have.add(key)
     _write_csv(path, SHEET_COLUMNS, rows)
     return rows
@@ -187,13 +200,17 @@ def sheet_points(rows: list[dict[str, str]]) -> tuple[dict[str, float], list[str
             value = float(text)
             top = float(row.get("max_points") or "inf")
         except ValueError:
-            warnings.append(f"derivations.csv: {printable(row.get('student', ''))}, "
-                            f"{row.get('exercise')}: points {text!r} is not a number")
+            warnings.append(
+                f"derivations.csv: {printable(row.get('student', ''))}, "
+                f"{row.get('exercise')}: points {text!r} is not a number"
+            )
             continue
         if not 0 <= value <= top:
-            warnings.append(f"derivations.csv: {printable(row.get('student', ''))}, "
-                            f"{row.get('exercise')}: {value:g} points is outside "
-                            f"0 to {top:g}")
+            warnings.append(
+                f"derivations.csv: {printable(row.get('student', ''))}, "
+                f"{row.get('exercise')}: {value:g} points is outside "
+                f"0 to {top:g}"
+            )
             continue
         points[row["student"]] = points.get(row["student"], 0.0) + value
     return points, warnings
@@ -206,9 +223,7 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def summary_rows(
-    rows: list[dict[str, Any]], sheet: list[dict[str, str]]
-) -> list[dict[str, str]]:
+def summary_rows(rows: list[dict[str, Any]], sheet: list[dict[str, str]]) -> list[dict[str, str]]:
     """One row per student: points per chapter, self-checked total, derivation points
     (filled ones) out of the sheet's, and the total."""
     chapters = sorted({r["chapter"] for r in rows})
@@ -216,8 +231,9 @@ def summary_rows(
     manual_max: dict[str, float] = {}
     for row in sheet:
         try:
-            manual_max[row["student"]] = (manual_max.get(row["student"], 0.0)
-                                          + float(row.get("max_points") or 0))
+            manual_max[row["student"]] = manual_max.get(row["student"], 0.0) + float(
+                row.get("max_points") or 0
+            )
         except ValueError:
             pass
     table = []
@@ -225,36 +241,59 @@ def summary_rows(
         mine = [r for r in rows if r["student"] == student]
         out = {"student": student}
         for chapter in chapters:
-            out[f"ch{chapter}"] = _number(sum(r["points"] for r in mine
-                                              if r["chapter"] == chapter))
+            out[f"ch{chapter}"] = _number(sum(r["points"] for r in mine if r["chapter"] == chapter))
         auto = sum(r["points"] for r in mine)
         auto_max = sum(r["max_points"] for r in mine)
-        out.update({
-            "self_checked": _number(auto), "self_checked_max": _number(auto_max),
-            "derivations": _number(manual.get(student, 0.0)),
-            "derivations_max": _number(manual_max.get(student, 0.0)),
-            "total": _number(auto + manual.get(student, 0.0)),
-            "max": _number(auto_max + manual_max.get(student, 0.0)),
-        })
+        out.update(
+            {
+                "self_checked": _number(auto),
+                "self_checked_max": _number(auto_max),
+                "derivations": _number(manual.get(student, 0.0)),
+                "derivations_max": _number(manual_max.get(student, 0.0)),
+                "total": _number(auto + manual.get(student, 0.0)),
+                "max": _number(auto_max + manual_max.get(student, 0.0)),
+            }
+        )
         table.append(out)
     return table
 
 
-def write_tables(out: Path, rows: list[dict[str, Any]],
-                 sheet: list[dict[str, str]]) -> list[dict[str, str]]:
+def write_tables(
+    out: Path, rows: list[dict[str, Any]], sheet: list[dict[str, str]]
+) -> list[dict[str, str]]:
     """Write ``summary.csv`` and ``canvas.csv`` into ``out``; returns the summary."""
     table = summary_rows(rows, sheet)
     chapters = [k for k in (table[0] if table else {}) if re.fullmatch(r"ch\d+", k)]
-    _write_csv(out / "summary.csv",
-               ["student", *chapters, "self_checked", "self_checked_max",
-                "derivations", "derivations_max", "total", "max"], table)
-    canvas_columns = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-                      *(f"NQF chapter {c[2:]} self-checks" for c in chapters),
-                      "NQF derivations"]
+    _write_csv(
+        out / "summary.csv",
+        [
+            "student",
+            *chapters,
+            "self_checked",
+            "self_checked_max",
+            "derivations",
+            "derivations_max",
+            "total",
+            "max",
+        ],
+        table,
+    )
+    canvas_columns = [
+        "Student",
+        "ID",
+        "SIS User ID",
+        "SIS Login ID",
+        "Section",
+        *(f"NQF chapter {c[2:]} self-checks" for c in chapters),
+        "NQF derivations",
+    ]
     canvas = [
-        {"Student": t["student"], "SIS Login ID": t["student"],
-         **{f"NQF chapter {c[2:]} self-checks": t[c] for c in chapters},
-         "NQF derivations": t["derivations"]}
+        {
+            "Student": t["student"],
+            "SIS Login ID": t["student"],
+            **{f"NQF chapter {c[2:]} self-checks": t[c] for c in chapters},
+            "NQF derivations": t["derivations"],
+        }
         for t in table
     ]
     _write_csv(out / "canvas.csv", canvas_columns, canvas)
@@ -284,17 +323,26 @@ def write_feedback(
             if graded:
                 lines += [f"Graded: `{_md(', '.join(sorted(graded)))}`", ""]
             lines += ["| exercise | points | result | message |", "|---|---|---|---|"]
-            lines += [f"| `{r['label']}` | {r['points']}/{r['max_points']} | "
-                      f"{r['verdict']} | {_md(r['message'])} |" for r in ch]
-            hand = [s for s in sheet if s.get("student") == student
-                    and s.get("chapter") == str(chapter)]
+            lines += [
+                f"| `{r['label']}` | {r['points']}/{r['max_points']} | "
+                f"{r['verdict']} | {_md(r['message'])} |"
+                for r in ch
+            ]
+            hand = [
+                s for s in sheet if s.get("student") == student and s.get("chapter") == str(chapter)
+            ]
             if hand:
-                lines += ["", "| derivation | rubric item | points | comment |",
-                          "|---|---|---|---|"]
-                lines += [f"| `{s['exercise']}` | {_md(s['item'])} | "
-                          f"{_md(s.get('points') or 'not graded yet')}"
-                          f"/{_md(s['max_points'])} | {_md(s.get('comment', ''))} |"
-                          for s in hand]
+                lines += [
+                    "",
+                    "| derivation | rubric item | points | comment |",
+                    "|---|---|---|---|",
+                ]
+                lines += [
+                    f"| `{s['exercise']}` | {_md(s['item'])} | "
+                    f"{_md(s.get('points') or 'not graded yet')}"
+                    f"/{_md(s['max_points'])} | {_md(s.get('comment', ''))} |"
+                    for s in hand
+                ]
             lines.append("")
         path = folder / f"{file_stem(student)}.md"
         path.write_text("\n".join(lines), encoding="utf-8")
@@ -321,5 +369,4 @@ def write_answers(
                     lines += [f"* ({p}) {item}" for item, p in rubric.items]
                     lines.append("")
                 lines += ["Answer:", "", text.strip() or "(empty)", ""]
-        (folder / f"{file_stem(student)}.md").write_text("\n".join(lines),
-                                                         encoding="utf-8")
+        (folder / f"{file_stem(student)}.md").write_text("\n".join(lines), encoding="utf-8")

@@ -29,49 +29,130 @@ from __future__ import annotations
 
 import ast
 import symtable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 #: Calls that change state beyond the names a cell binds (matched on the last name of
 #: a dotted call whose base is an imported name, e.g. ``torch.manual_seed``).
-GLOBAL_SETTERS = frozenset({
-    "set_default_dtype", "set_default_device", "set_default_tensor_type",
-    "manual_seed", "seed", "set_rng_state", "use_deterministic_algorithms",
-    "set_num_threads", "set_printoptions", "filterwarnings", "simplefilter",
-    "setrecursionlimit", "chdir", "putenv", "unsetenv", "seterr",
-})
+GLOBAL_SETTERS = frozenset(
+    {
+        "set_default_dtype",
+        "set_default_device",
+        "set_default_tensor_type",
+        "manual_seed",
+        "seed",
+        "set_rng_state",
+        "use_deterministic_algorithms",
+        "set_num_threads",
+        "set_printoptions",
+        "filterwarnings",
+        "simplefilter",
+        "setrecursionlimit",
+        "chdir",
+        "putenv",
+        "unsetenv",
+        "seterr",
+    }
+)
 #: Draws from a global random generator (module functions, without ``generator=``).
-GLOBAL_DRAWS = frozenset({
-    "randn", "rand", "randint", "randperm", "randn_like", "rand_like",
-    "randint_like", "normal", "bernoulli", "multinomial", "poisson",
-})
+GLOBAL_DRAWS = frozenset(
+    {
+        "randn",
+        "rand",
+        "randint",
+        "randperm",
+        "randn_like",
+        "rand_like",
+        "randint_like",
+        "normal",
+        "bernoulli",
+        "multinomial",
+        "poisson",
+    }
+)
 #: In-place draws on a tensor (without ``generator=``).
-INPLACE_DRAWS = frozenset({
-    "normal_", "uniform_", "random_", "bernoulli_", "exponential_", "cauchy_",
-    "log_normal_", "geometric_",
-})
+INPLACE_DRAWS = frozenset(
+    {
+        "normal_",
+        "uniform_",
+        "random_",
+        "bernoulli_",
+        "exponential_",
+        "cauchy_",
+        "log_normal_",
+        "geometric_",
+    }
+)
 #: Builtins that write files or change attributes by name.
 BUILTIN_WRITERS = frozenset({"open", "setattr", "delattr"})
 #: Functions of imported modules (``os``, ``shutil``, ``torch``, ``np``, ...) that
 #: write files, start processes or change the working directory.
-MODULE_WRITERS = frozenset({
-    "save", "savez", "savez_compressed", "savetxt", "remove", "unlink", "rename",
-    "replace", "rmtree", "mkdir", "makedirs", "system", "run", "Popen", "call",
-    "check_call", "check_output", "chdir", "putenv", "copy", "copyfile", "move",
-})
+MODULE_WRITERS = frozenset(
+    {
+        "save",
+        "savez",
+        "savez_compressed",
+        "savetxt",
+        "remove",
+        "unlink",
+        "rename",
+        "replace",
+        "rmtree",
+        "mkdir",
+        "makedirs",
+        "system",
+        "run",
+        "Popen",
+        "call",
+        "check_call",
+        "check_output",
+        "chdir",
+        "putenv",
+        "copy",
+        "copyfile",
+        "move",
+    }
+)
 #: Methods that write files.
-METHOD_WRITERS = frozenset({"savefig", "to_csv", "write_text", "write_bytes", "mkdir",
-                            "unlink", "rmdir", "touch"})
+METHOD_WRITERS = frozenset(
+    {"savefig", "to_csv", "write_text", "write_bytes", "mkdir", "unlink", "rmdir", "touch"}
+)
 #: Library functions that change an argument in place (besides names ending in ``_``).
-ARGUMENT_MUTATORS = frozenset({
-    "next", "copyto", "fill_diagonal", "put", "put_along_axis", "place", "putmask",
-    "shuffle", "heappush", "heappop", "heapify", "insort",
-})
+ARGUMENT_MUTATORS = frozenset(
+    {
+        "next",
+        "copyto",
+        "fill_diagonal",
+        "put",
+        "put_along_axis",
+        "place",
+        "putmask",
+        "shuffle",
+        "heappush",
+        "heappop",
+        "heapify",
+        "insort",
+    }
+)
 #: Names that read or write other names dynamically.
-DYNAMIC = frozenset({"eval", "exec", "globals", "locals", "vars", "__import__",
-                     "get_ipython", "__dict__", "__builtins__"})
+DYNAMIC = frozenset(
+    {
+        "eval",
+        "exec",
+        "globals",
+        "locals",
+        "vars",
+        "__import__",
+        "get_ipython",
+        "__dict__",
+        "__builtins__",
+    }
+)
 #: Magics (IPython syntax, translated to get_ipython() calls) that touch no names.
-HARMLESS_MAGICS = frozenset({"matplotlib", "config", "load_ext", "reload_ext",
-                             "autoreload", "env", "pip", "conda"})
+HARMLESS_MAGICS = frozenset(
+    {"matplotlib", "config", "load_ext", "reload_ext", "autoreload", "env", "pip", "conda"}
+)
 #: Always-present modules that a cell may use without importing them.
 SYSTEM_MODULES = frozenset({"os", "sys", "random", "shutil", "subprocess"})
 
@@ -185,8 +266,9 @@ def _mutated(node: ast.AST, passes: dict[str, set[str]] | None = None) -> set[st
             args: set[str] = set()
             for arg in [*sub.args, *(k.value for k in sub.keywords if k.arg)]:
                 args |= _bases(arg)
-            out |= set().union(*(_bases(k.value) for k in sub.keywords
-                                 if k.arg == "out" or k.arg is None))
+            out |= set().union(
+                *(_bases(k.value) for k in sub.keywords if k.arg == "out" or k.arg is None)
+            )
             if passes is None or last in ARGUMENT_MUTATORS or last.endswith("_"):
                 out |= args
             elif len(dotted) == 1:
@@ -223,7 +305,7 @@ class _Effects(ast.NodeVisitor):
                 self.dynamic = True
             self.imports.add(alias.asname or alias.name)
 
-    def _stores(self, targets: list[ast.AST]) -> None:
+    def _stores(self, targets: Sequence[ast.AST]) -> None:
         for target in targets:
             for sub in ast.walk(target):
                 if isinstance(sub, (ast.Attribute, ast.Subscript)):
@@ -251,9 +333,12 @@ class _Effects(ast.NodeVisitor):
         last = dotted[-1] if dotted else getattr(node.func, "attr", None)
         keywords = {k.arg for k in node.keywords}
         shell = node.func
-        if (isinstance(shell, ast.Attribute) and isinstance(shell.value, ast.Call)
-                and isinstance(shell.value.func, ast.Name)
-                and shell.value.func.id == "get_ipython"):
+        if (
+            isinstance(shell, ast.Attribute)
+            and isinstance(shell.value, ast.Call)
+            and isinstance(shell.value.func, ast.Name)
+            and shell.value.func.id == "get_ipython"
+        ):
             # IPython syntax: harmless magics and shell commands touch no names
             magic = node.args[0] if node.args else None
             harmless = shell.attr in ("system", "getoutput") or (
@@ -313,8 +398,7 @@ def _loads(node: ast.AST | None) -> set[str]:
     or comprehension's own variables excluded)."""
     if node is None:
         return set()
-    if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                         ast.GeneratorExp)):
+    if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
         return _scope_names(node)[0]
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, (ast.Load, ast.Del)) else set()
@@ -403,25 +487,27 @@ class _Flow:
                     bound |= names
             self.body(stmt.body, bound)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            self.body(stmt.body, set(bound))
-            for handler in stmt.handlers:
+            tried = cast(ast.Try, stmt)  # TryStar (3.11+) has the same fields
+            self.body(tried.body, set(bound))
+            for handler in tried.handlers:
                 self._use(handler.type, bound)
-                self.body(handler.body, bound | ({handler.name} - {None}))
-            self.body(stmt.orelse, set(bound))
-            self.body(stmt.finalbody, set(bound))
+                self.body(handler.body, bound | ({handler.name} if handler.name else set()))
+            self.body(tried.orelse, set(bound))
+            self.body(tried.finalbody, set(bound))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self._define(stmt, stmt.name, bound)
             bound.add(stmt.name)
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            bound |= {a.asname or a.name.split(".")[0] for a in stmt.names
-                      if a.name != "*"}
+            bound |= {a.asname or a.name.split(".")[0] for a in stmt.names if a.name != "*"}
         elif isinstance(stmt, ast.Assign):
             self._use(stmt.value, bound)
             new: set[str] = set()
             for target in stmt.targets:
                 names, reads = _targets(target)
                 self.reads |= reads - bound
-                self.changes |= _mutated(ast.Assign(targets=[target])) - bound
+                self.changes |= (
+                    _mutated(ast.Assign(targets=[target], value=ast.Constant(None))) - bound
+                )
                 new |= names
             if isinstance(stmt.value, ast.Lambda):
                 for name in new:
@@ -461,8 +547,7 @@ def cell_facts(source: str) -> CellFacts:
         return CellFacts(empty, empty, empty, empty, empty, empty, False, False)
     effects = _Effects()
     effects.visit(tree)
-    binds = {s.get_name() for s in table.get_symbols()
-             if s.is_assigned() or s.is_imported()}
+    binds = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
     flow = _Flow(effects.imports)
     bound: set[str] = set()
     flow.body(tree.body, bound)
@@ -490,8 +575,10 @@ def _callable_effects(facts: list[CellFacts]) -> dict[str, Function]:
         for name, fn in f.functions.items():
             old = merged.get(name, Function(frozenset(), frozenset(), False))
             merged[name] = Function(
-                old.changes | fn.changes, old.calls | fn.calls,
-                old.effect or fn.effect, old.assigns | fn.assigns,
+                old.changes | fn.changes,
+                old.calls | fn.calls,
+                old.effect or fn.effect,
+                old.assigns | fn.assigns,
             )
     changed = True
     while changed:
@@ -506,9 +593,7 @@ def _callable_effects(facts: list[CellFacts]) -> dict[str, Function]:
     return merged
 
 
-def cells_to_run(
-    sources: list[str], lecture: set[str], answers: list[str]
-) -> list[int]:
+def cells_to_run(sources: list[str], lecture: set[str], answers: list[str]) -> list[int]:
     """The indices (into ``sources``, the notebook's code cells in order) of the cells
     to run so that the ``answers`` (expressions evaluated after the last cell) come out
     as in the full notebook; ``lecture``: the sources of the chapter's lecture cells."""

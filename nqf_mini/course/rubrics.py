@@ -56,9 +56,7 @@ def rubrics(page: str) -> dict[str, Rubric]:
             (item.group("text").strip(" ;."), int(item.group("points")))
             for item in _ITEM.finditer(text)
         )
-        found[match.group("label")] = Rubric(
-            match.group("label"), int(match.group("total")), items
-        )
+        found[match.group("label")] = Rubric(match.group("label"), int(match.group("total")), items)
     return found
 
 

@@ -116,12 +116,18 @@ class Limits:
     reply_mb: int = 64
 
     def __post_init__(self) -> None:
-        for name in ("cpu_seconds", "idle_seconds", "memory_mb", "processes",
-                     "open_files", "file_size_mb", "reply_mb"):
+        for name in (
+            "cpu_seconds",
+            "idle_seconds",
+            "memory_mb",
+            "processes",
+            "open_files",
+            "file_size_mb",
+            "reply_mb",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(
-                    f"argument `{name}`: expected a positive number, got "
-                    f"{getattr(self, name)!r}"
+                    f"argument `{name}`: expected a positive number, got {getattr(self, name)!r}"
                 )
 
     @property
@@ -148,8 +154,16 @@ class Limits:
 
 #: Modules of the package that the notebook kernel does not get: the checks' oracles
 #: and hidden cases, and the grader itself.
-GRADER_ONLY = ("checks_ch*.py", "feedback.py", "grade.py", "grade_notebook.py",
-               "gradebook.py", "points.py", "notebook_slice.py", "rubrics.py")
+GRADER_ONLY = (
+    "checks_ch*.py",
+    "feedback.py",
+    "grade.py",
+    "grade_notebook.py",
+    "gradebook.py",
+    "points.py",
+    "notebook_slice.py",
+    "rubrics.py",
+)
 
 CHECK_STUB = '''"""``check.exercise`` while a notebook is graded: the grader judges the
 answers outside this sandbox, so the self-check only says so (and lets the notebook
@@ -269,9 +283,7 @@ def stage_package(root: Path) -> StagedPackage:
         shutil.copy(source / "course" / name, pkg / "course" / name)
         kept.append(f"nqf_mini.course.{name[:-3]}")
     (pkg / "__init__.py").write_text(
-        ANSWER_PACKAGE.format(
-            imports=_allowed_imports(), refused=REFUSED, kept=tuple(sorted(kept))
-        )
+        ANSWER_PACKAGE.format(imports=_allowed_imports(), refused=REFUSED, kept=tuple(sorted(kept)))
     )
     for tree in (staged.notebook, staged.answers):
         compileall.compile_dir(tree, quiet=2, workers=1)
@@ -341,13 +353,31 @@ def bwrap_command(site: Path, limits: Limits, argv: list[str]) -> list[str]:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
     tmp_size = str(limits.file_size_mb * 2**20 * 4)
     inner = [
-        bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
-        "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--cap-drop",
+        "ALL",
         *_system_binds(),
-        "--proc", "/proc", "--dev", "/dev",
-        "--size", tmp_size, "--tmpfs", "/tmp",
-        "--size", tmp_size, "--tmpfs", HOME,
-        "--ro-bind", str(site), SITE,
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        tmp_size,
+        "--tmpfs",
+        "/tmp",
+        "--size",
+        tmp_size,
+        "--tmpfs",
+        HOME,
+        "--ro-bind",
+        str(site),
+        SITE,
     ]
     sources = _python_dirs() + [str(site)]
     for path in _python_dirs():
@@ -365,8 +395,15 @@ def bwrap_command(site: Path, limits: Limits, argv: list[str]) -> list[str]:
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         raise SandboxUnavailable("setpriv (util-linux) is needed to drop root")
-    drop = [setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
-            "--clear-groups", "--inh-caps=-all", "--no-new-privs", "--"]
+    drop = [
+        setpriv,
+        f"--reuid={SANDBOX_UID}",
+        f"--regid={SANDBOX_UID}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--no-new-privs",
+        "--",
+    ]
     outer = [bwrap, "--die-with-parent", "--unshare-pid", "--dev-bind", "/", "/"]
     hidden = sorted({a for s in sources if (a := _untraversable(s)) is not None})
     for ancestor in hidden:
@@ -390,8 +427,9 @@ def bwrap_problem(site: Path | None = None) -> str | None:
     with tempfile.TemporaryDirectory(prefix="nqf-probe-") as tmp:
         Path(tmp).chmod(0o755)
         try:
-            cmd = bwrap_command(Path(site or tmp), Limits(),
-                                [sys.executable, "-I", "-c", "print('ok')"])
+            cmd = bwrap_command(
+                Path(site or tmp), Limits(), [sys.executable, "-I", "-c", "print('ok')"]
+            )
             run = subprocess.run(cmd, capture_output=True, timeout=60, text=True)
         except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
             return f"bubblewrap could not start: {exc}"
@@ -475,9 +513,7 @@ class Kernel:
             except (ProcessLookupError, PermissionError):
                 pass
 
-    def __init__(
-        self, mode: str, site: Path, limits: Limits, unsafe: bool = False
-    ) -> None:
+    def __init__(self, mode: str, site: Path, limits: Limits, unsafe: bool = False) -> None:
         if Kernel.stopping.is_set():
             raise KernelFailure("grading was stopped")
         self.limits = limits
@@ -490,20 +526,28 @@ class Kernel:
         to_kernel, self._to = os.pipe()
         self._from, from_kernel = os.pipe()
         stderr = tempfile.TemporaryFile()
+        self._workdir: str | None = None
         try:
             if unsafe:
                 self._workdir = tempfile.mkdtemp(prefix="nqf-unsafe-")
                 env = {**KERNEL_ENV, "HOME": self._workdir, "TMPDIR": self._workdir}
                 self.proc = subprocess.Popen(
-                    argv, stdin=to_kernel, stdout=from_kernel, stderr=stderr,
-                    cwd=self._workdir, env=env, start_new_session=True,
+                    argv,
+                    stdin=to_kernel,
+                    stdout=from_kernel,
+                    stderr=stderr,
+                    cwd=self._workdir,
+                    env=env,
+                    start_new_session=True,
                 )
                 self.pid: int | None = self.proc.pid
             else:
-                self._workdir = None
                 cmd = bwrap_command(site, limits, argv)
                 self.proc = subprocess.Popen(
-                    cmd, stdin=to_kernel, stdout=from_kernel, stderr=stderr,
+                    cmd,
+                    stdin=to_kernel,
+                    stdout=from_kernel,
+                    stderr=stderr,
                     env={"PATH": os.environ.get("PATH", "")},
                 )
                 self.pid = None
@@ -558,8 +602,7 @@ class Kernel:
                 raise KernelTimeout(f"used its {self.limits.cpu_seconds:g} CPU seconds")
             if now - self._progress > self.limits.idle_seconds:
                 raise KernelTimeout(
-                    f"computed nothing for {self.limits.idle_seconds:g} s (asleep or "
-                    f"waiting)"
+                    f"computed nothing for {self.limits.idle_seconds:g} s (asleep or waiting)"
                 )
             if now - self.started > self.limits.backstop:
                 raise KernelTimeout(
@@ -595,9 +638,11 @@ class Kernel:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
-        if self._cpu >= self.limits.cpu_seconds - 1 or code in (
-            -signal.SIGXCPU, 128 + signal.SIGXCPU, -signal.SIGKILL
-        ) and self._cpu >= self.limits.cpu_seconds / 2:
+        if (
+            self._cpu >= self.limits.cpu_seconds - 1
+            or code in (-signal.SIGXCPU, 128 + signal.SIGXCPU, -signal.SIGKILL)
+            and self._cpu >= self.limits.cpu_seconds / 2
+        ):
             return KernelTimeout(f"used its {self.limits.cpu_seconds:g} CPU seconds")
         self._stderr.seek(0, os.SEEK_END)
         size = self._stderr.tell()
@@ -629,12 +674,10 @@ class Kernel:
         except SandboxError:
             self.close()
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             # Anything unreadable is the kernel's failure.
             self.close()
-            raise KernelFailure(
-                f"its reply could not be read ({type(exc).__name__})"
-            ) from None
+            raise KernelFailure(f"its reply could not be read ({type(exc).__name__})") from None
 
     def close(self) -> None:
         """Stop the kernel and everything it started (its namespace dies with it):

@@ -16,7 +16,8 @@ import numpy as np
 COLORS = {"network": "#1f4e9c", "nqf": "#111111", "theory": "#d1495b", "accent": "#edae49",
           "muted": "#7a7a7a"}
 
-STYLE: dict[str, Any] = {
+# dict[Any, Any]: matplotlib types the keys of rcParams as a Literal of every setting's name.
+STYLE: dict[Any, Any] = {
     "figure.figsize": (6.4, 4.0),
     "figure.dpi": 100,
     "savefig.dpi": 100,

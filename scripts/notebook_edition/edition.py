@@ -48,21 +48,6 @@ def site_url(root: Path = ROOT) -> str:
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
-def toc_docs(root: Path = ROOT) -> list[str]:
-    """Every docname of ``_toc.yml``, in order."""
-
-    def files(node: Any) -> list[str]:
-        if isinstance(node, dict):
-            own = [node["file"]] if "file" in node else []
-            return own + [f for k, v in node.items() if k != "file" for f in files(v)]
-        if isinstance(node, list):
-            return [f for item in node for f in files(item)]
-        return []
-
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    return [toc["root"]] + files(toc.get("parts", []) or toc.get("chapters", []))
-
-
 def chapter_paths(root: Path = ROOT) -> list[Path]:
     return sorted((root / "chapters").glob("*.ipynb"))
 
@@ -81,12 +66,6 @@ def docname(path: Path, root: Path = ROOT) -> str:
 
 # --- the numbering table
 # --------------------------------------------------------------------------
-
-
-def build_table(html_dir: Path, root: Path = ROOT) -> dict[str, Any]:
-    """The numbering table of the book built in ``html_dir`` (see :mod:`.numbering`)."""
-    chapters = {docname(p, root): nbformat.read(p, as_version=4) for p in edition_paths(root)}
-    return numbering.extract(html_dir, chapters, toc_docs(root))
 
 
 def load_table(root: Path = ROOT) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from . import myst
 from .numbering import HEADING, make_id, plain_title

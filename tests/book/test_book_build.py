@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ..chapters.test_chapters import toc_files
+from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -20,12 +20,12 @@ REMOTE_ASSET = re.compile(r"<(?:script|link)\b[^>]*\b(?:src|href)=\"(?:https?:)?
 NEEDS = (HTML / "index.html", "book")
 
 
-@pytest.mark.parametrize("page", toc_files())
+@pytest.mark.parametrize("page", toc.pages())
 def test_every_toc_page_was_built(page):
     assert (HTML / f"{page}.html").exists(), f"{page}.html missing from the build"
 
 
-@pytest.mark.parametrize("page", toc_files())
+@pytest.mark.parametrize("page", toc.pages())
 def test_no_remote_scripts_or_stylesheets(page):
     html = (HTML / f"{page}.html").read_text(encoding="utf-8")
     remote = [m for m in REMOTE_ASSET.findall(html) if 'rel="canonical"' not in m]
@@ -111,7 +111,7 @@ VOID = {
 LEFTOVER = re.compile(r"\$|\\[A-Za-z]{2,}|\{(?:prf:ref|eq|numref|ref|doc|cite|math)\}`|```\{")
 
 
-@pytest.mark.parametrize("page", [p for p in toc_files() if p != "book/status"])
+@pytest.mark.parametrize("page", [p for p in toc.pages() if p != "book/status"])
 def test_no_tex_or_myst_left_in_the_prose(page):
     """The page's text outside math and code holds no `$`, TeX command or MyST role."""
     html = (HTML / f"{page}.html").read_text(encoding="utf-8")

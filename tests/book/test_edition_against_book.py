@@ -2,7 +2,8 @@
 the build).
 
 * the committed numbering table ``notebooks/book-numbering.json`` is the one the fresh
-  build gives (so the edition was made from the book as it is now);
+  build wrote (so the edition was made from the book as it is now; that table is what the
+  HTML shows: tests/book/test_numbering_table.py);
 * every cross-reference of every chapter, as the edition writes it ("Theorem 1.1",
   "(2.2)", "Exercise 3.2", "Open questions"), is the text of a link to the same target
   in the HTML page;
@@ -20,8 +21,11 @@ import pytest
 
 from scripts.notebook_edition import edition, myst, numbering, transforms
 
+from .html_numbering import article, markdown_sources
+
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
+BUILT_TABLE = ROOT / "_build" / ".doctrees" / "book-numbering.json"
 
 
 NEEDS = (HTML / "index.html", "book")
@@ -31,7 +35,7 @@ MD_LINK = re.compile(r"^\[(?P<text>.*)\]\((?P<url>[^)]+)\)$")
 
 def test_numbering_table_is_the_books():
     committed = edition.load_table(ROOT)
-    fresh = edition.build_table(HTML, ROOT)
+    fresh = numbering.load(BUILT_TABLE)
     assert numbering.dumps(committed) == numbering.dumps(fresh), (
         "notebooks/book-numbering.json differs from the built book: run `make notebooks`"
     )
@@ -39,12 +43,10 @@ def test_numbering_table_is_the_books():
 
 def _links(path: Path) -> dict[str, set[str]]:
     """Text of every internal link of a page, by the page-relative target it points to."""
-    root = numbering.article(numbering.parse_html(path.read_text(encoding="utf-8")))
+    root = article(path.read_text(encoding="utf-8"))
     found: dict[str, set[str]] = {}
-    for a in root.find_all("a"):
-        href = a.attrs.get("href", "")
-        if "reference" in a.classes:
-            found.setdefault(href, set()).add(" ".join(a.text().split()))
+    for a in root.find_all("a", class_="reference"):
+        found.setdefault(a.get("href", ""), set()).add(" ".join(a.get_text().split()))
     return found
 
 
@@ -55,7 +57,7 @@ def test_references_read_as_in_the_book(path):
     links = _links(HTML / f"{doc}.html")
     nb = nbformat.read(path, as_version=4)
     checked = 0
-    for source in numbering.markdown_sources(nb):
+    for source in markdown_sources(nb):
         for role, content in myst.markdown_roles(source):
             if role.startswith("cite") or role == "math":
                 continue
@@ -74,16 +76,16 @@ def test_references_read_as_in_the_book(path):
             texts = set().union(*(links[h] for h in hrefs)) if hrefs else set()
             assert text in texts, f"{doc}: {{{role}}}`{content}` is {text!r}; the book: {texts}"
             checked += 1
-    assert checked or "{" not in "".join(numbering.markdown_sources(nb))
+    assert checked or "{" not in "".join(markdown_sources(nb))
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_citation_labels_are_the_books(path):
     doc = edition.docname(path)
-    page = numbering.parse_html((HTML / f"{doc}.html").read_text(encoding="utf-8"))
+    page = article((HTML / f"{doc}.html").read_text(encoding="utf-8"))
     labels = {
-        a.text().strip()
-        for span in page.find_all("span", "bibtex-citation")
+        a.get_text().strip()
+        for span in page.find_all("span", class_="bibtex-citation")
         for a in span.find_all("a")
     }
     cells = nbformat.read(ROOT / edition.EDITION / path.name, as_version=4).cells

@@ -39,8 +39,11 @@ def _figure_cell(colour, alt: str | None):
     cell = nbformat.v4.new_code_cell("plot()", metadata={"tags": ["hide-input"]})
     if alt:
         cell.metadata["mystnb"] = {"image": {"alt": alt}}
-    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": _png(colour),
-                                                                  "text/plain": "<Figure>"})]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={"image/png": _png(colour), "text/plain": "<Figure>"}
+        )
+    ]
     return cell
 
 
@@ -49,16 +52,20 @@ def built(tmp_path_factory) -> str:
     sphinx = pytest.importorskip("sphinx.cmd.build")
     src = tmp_path_factory.mktemp("figures-src")
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Scratch\n\nSee [the second figure](fig-scratch-two)."),
         _figure_cell((30, 80, 160), ALT),
         nbformat.v4.new_markdown_cell("**Figure 1.** The first caption, with $x^2$."),
         _figure_cell((200, 60, 60), "A red line"),
-        nbformat.v4.new_markdown_cell("(fig-scratch-two)=\n**Figure 2** (a reconstruction). "
-                                      "The second caption."),
+        nbformat.v4.new_markdown_cell(
+            "(fig-scratch-two)=\n**Figure 2** (a reconstruction). The second caption."
+        ),
         _figure_cell((20, 20, 20), None),
         nbformat.v4.new_markdown_cell("A paragraph that is not a caption."),
     ]
@@ -69,7 +76,8 @@ def built(tmp_path_factory) -> str:
         "extensions = ['myst_nb', 'figures']\n"
         "nb_execution_mode = 'off'\n"
         "myst_enable_extensions = ['dollarmath']\n"
-        "html_theme = 'basic'\n")
+        "html_theme = 'basic'\n"
+    )
     out = src / "_build"
     code = sphinx.build_main(["-q", "-b", "html", "-W", str(src), str(out)])
     assert code == 0, "the scratch book did not build"
@@ -96,7 +104,7 @@ def test_label_is_the_figure_anchor(built):
 
 def test_uncaptioned_image_stays_out_with_its_file_name(built):
     html, _ = built
-    tail = html[html.rindex("</figure>"):]
+    tail = html[html.rindex("</figure>") :]
     image = re.search(r'<img alt="([^"]*)"', tail)
     assert image and image.group(1).endswith(".png"), "myst-nb's fallback alt expected"
 

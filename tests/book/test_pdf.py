@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ..chapters.test_chapters import toc_files
+from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "_build" / "html" / "nqf-course.pdf"
@@ -31,15 +31,16 @@ SOLUTION = re.compile(r"Solution to Exercise")
 QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 pytestmark = [
     pytest.mark.skipif(not BOOK.is_file(), reason="no PDF: run `make pdf`"),
-    pytest.mark.skipif(shutil.which("pdftotext") is None,
-                       reason="poppler-utils missing (`make pdf` installs it)"),
+    pytest.mark.skipif(
+        shutil.which("pdftotext") is None, reason="poppler-utils missing (`make pdf` installs it)"
+    ),
 ]
 
 
 def chapters() -> list[tuple[str, str]]:
     """(notebook, title) of each numbered chapter, in the order of _toc.yml."""
     out = []
-    for page in toc_files():
+    for page in toc.pages():
         if page.startswith("chapters/"):
             nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
             for cell in nb["cells"]:
@@ -62,15 +63,20 @@ def figure_outputs() -> int:
 
 def read(path: Path) -> tuple[list[str], int]:
     """The text of each page and the number of distinct images in the document."""
-    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(path), "-"], check=True,
-                          capture_output=True, text=True).stdout
+    text = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", str(path), "-"], check=True, capture_output=True, text=True
+    ).stdout
     texts = text.split("\f")
     if texts and not texts[-1].strip():
         texts.pop()
-    listing = subprocess.run(["pdfimages", "-list", str(path)], check=True,
-                             capture_output=True, text=True).stdout.splitlines()[2:]
-    images = {(row.split()[10], row.split()[11]) for row in listing
-              if len(row.split()) > 11 and row.split()[2] == "image"}
+    listing = subprocess.run(
+        ["pdfimages", "-list", str(path)], check=True, capture_output=True, text=True
+    ).stdout.splitlines()[2:]
+    images = {
+        (row.split()[10], row.split()[11])
+        for row in listing
+        if len(row.split()) > 11 and row.split()[2] == "image"
+    }
     return texts, len(images)
 
 
@@ -100,7 +106,8 @@ def test_no_raw_tex_and_figures_present(book):
     raw = [(i + 1, m.group()) for i, t in enumerate(texts) for m in RAW_TEX.finditer(t)]
     assert not raw, f"untypeset TeX in the printed text (page, text): {raw[:5]}"
     assert images >= figure_outputs(), (
-        f"{images} images in the PDF, {figure_outputs()} figure outputs in the chapters")
+        f"{images} images in the PDF, {figure_outputs()} figure outputs in the chapters"
+    )
 
 
 def test_solutions_in_the_book_not_in_the_student_edition(book):
@@ -110,7 +117,8 @@ def test_solutions_in_the_book_not_in_the_student_edition(book):
         pytest.skip("no student PDF")
     student, _ = read(STUDENT)
     assert not [i for i, t in enumerate(student) if SOLUTION.search(t)], (
-        "the student edition prints solutions")
+        "the student edition prints solutions"
+    )
     assert len(student) < len(texts)
     flat = " ".join(_flat(t) for t in student)
     for number, (_, title) in enumerate(chapters(), start=1):

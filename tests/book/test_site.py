@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ..chapters.test_chapters import toc_files
+from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
-pytestmark = pytest.mark.skipif(not HTML.exists(), reason="book not built: run `make book` first")
+NEEDS = (HTML / "index.html", "book")
 
 #: While the chapters' alt texts land one by one, a page whose figures still carry no alt
 #: text is reported (xfail, with the list) instead of failing; set to True once every chapter
@@ -34,9 +34,22 @@ ALT_TEXT_STRICT = False
 #: The largest figure image, in bytes, after the build's palette conversion.
 FIGURE_BUDGET = 200_000
 FILE_NAME = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif|webp)$", re.I)
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-        "track", "wbr"}
-PAGES = toc_files()
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
+PAGES = toc.pages()
 
 
 class _Figures(HTMLParser):
@@ -107,34 +120,43 @@ def test_every_figure_has_a_caption_element(page):
     """Each figure image sits in a <figure> whose <figcaption> starts "Figure N"."""
     parsed = parse(page)
     loose = [i["src"] for i in parsed.images if not i["in_figure"]]
-    assert not loose, (f"{page}: {len(loose)} figure image(s) outside a <figure> (is the "
-                       f"caption a paragraph starting **Figure N.** right after the cell?): "
-                       f"{loose[:3]}")
+    assert not loose, (
+        f"{page}: {len(loose)} figure image(s) outside a <figure> (is the "
+        f"caption a paragraph starting **Figure N.** right after the cell?): "
+        f"{loose[:3]}"
+    )
     for figure in parsed.figures:
         caption = " ".join(figure["caption"].split())
         assert re.match(r"Figure \d+", caption), (
-            f"{page}: a <figure> without a 'Figure N' caption: {caption[:80]!r}")
+            f"{page}: a <figure> without a 'Figure N' caption: {caption[:80]!r}"
+        )
         assert figure["images"], f"{page}: <figure> with no image: {caption[:60]!r}"
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_figure_has_alt_text(page):
     """No figure image's alt text is empty or a file name; it describes the figure."""
-    missing = [i["src"].rsplit("/", 1)[-1][:16] for i in parse(page).images
-               if bad_alt(i.get("alt", ""))]
+    missing = [
+        i["src"].rsplit("/", 1)[-1][:16] for i in parse(page).images if bad_alt(i.get("alt", ""))
+    ]
     if missing and not ALT_TEXT_STRICT:
-        pytest.xfail(f"{page}: {len(missing)} figure(s) without alt text "
-                     f"(\"mystnb\": {{\"image\": {{\"alt\": ...}}}} in the cell): {missing}")
+        pytest.xfail(
+            f"{page}: {len(missing)} figure(s) without alt text "
+            f'("mystnb": {{"image": {{"alt": ...}}}} in the cell): {missing}'
+        )
     assert not missing, f"{page}: {len(missing)} figure(s) without alt text: {missing}"
 
 
 def test_alt_text_check_fails_on_file_names():
     """The check itself: myst-nb's fallback (the path) and an empty alt are caught."""
-    assert bad_alt("../_images/faf7df4e15018f106f1839f242bb202de0665c738a305bc163b40ac55c52"
-                   "315a.png")
+    assert bad_alt(
+        "../_images/faf7df4e15018f106f1839f242bb202de0665c738a305bc163b40ac55c52315a.png"
+    )
     assert bad_alt("  ")
-    assert not bad_alt("Training loss against step: the network's curve and its quadratic "
-                       "form's fall together after a plateau.")
+    assert not bad_alt(
+        "Training loss against step: the network's curve and its quadratic "
+        "form's fall together after a plateau."
+    )
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("chapters/")])
@@ -149,7 +171,8 @@ def test_figure_images_are_sized_lazy_and_small(page):
             if name.endswith(".png"):
                 assert picture.mode == "P", f"{name}: {picture.mode} PNG, not a palette PNG"
         assert path.stat().st_size <= FIGURE_BUDGET, (
-            f"{name}: {path.stat().st_size} bytes > {FIGURE_BUDGET}")
+            f"{name}: {path.stat().st_size} bytes > {FIGURE_BUDGET}"
+        )
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -158,7 +181,8 @@ def test_page_head(page):
     repeated = {s[:60] for s in parsed.inline_scripts if parsed.inline_scripts.count(s) > 1}
     assert not repeated, f"{page}: inline scripts emitted twice: {sorted(repeated)}"
     assert not [s for s in parsed.script_srcs if "fontawesome" in s], (
-        f"{page}: loads fontawesome.js (the icons are drawn by the theme's web font)")
+        f"{page}: loads fontawesome.js (the icons are drawn by the theme's web font)"
+    )
     description = parsed.meta.get("description", "")
     assert 40 <= len(description) <= 160, f"{page}: description {description!r}"
     assert "\\" not in description and "$" not in description, description

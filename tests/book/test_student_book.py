@@ -21,7 +21,7 @@ import pytest
 
 from scripts.notebook_edition import exercises as grammar
 
-from ..chapters.test_chapters import toc_files
+from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "student-html"
@@ -36,7 +36,7 @@ def _text(page: str, root: Path = HTML) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page_html)))
 
 
-@pytest.mark.parametrize("page", toc_files())
+@pytest.mark.parametrize("page", toc.pages())
 def test_every_toc_page_was_built(page):
     assert (HTML / f"{page}.html").exists()
 
@@ -89,8 +89,11 @@ def test_launch_and_download_buttons_open_the_student_edition(path, tmp_path):
     page = f"{path.parent.name}/{path.stem}"
     links = _links(page)
     assert links, f"{path.name}: no launch or download button"
-    assert not [u for u in links if "notebooks/" in u or "chapters/" in urlsplit(u).path
-                or "book/" in urlsplit(u).path], links
+    assert not [
+        u
+        for u in links
+        if "notebooks/" in u or "chapters/" in urlsplit(u).path or "book/" in urlsplit(u).path
+    ], links
     downloads = [u for u in links if not urlsplit(u).scheme]
     assert downloads, links
     for url in downloads:
@@ -108,7 +111,11 @@ def test_launch_and_download_buttons_open_the_student_edition(path, tmp_path):
     module, out = words[2], words[-1]
     sources = [str(p) for w in words[3:-2] for p in sorted(ROOT.glob(w))]
     assert words[:2] == ["python", "-m"] and str(path) in sources, command
-    subprocess.run([sys.executable, "-m", module, str(path), "--out",
-                    str(tmp_path / out)], check=True, capture_output=True, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", module, str(path), "--out", str(tmp_path / out)],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+    )
     assert (tmp_path / out / path.name).is_file()
     assert not [u for u in links if "colab" in u]  # no student branch configured

@@ -31,6 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scripts.browser import OFFLINE_RULES
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Lighthouse's accessibility score every chapter must reach (``--lighthouse`` fails below).
 A11Y_FLOOR = 0.95
@@ -92,31 +94,44 @@ def lighthouse(url: str, chromium: str) -> dict | None:
         return None
     with tempfile.TemporaryDirectory(prefix="nqf-lh-") as tmp:
         out = Path(tmp) / "report.json"
-        cmd = [npx, "--no-install", "lighthouse", url, "--preset=desktop", "--quiet",
-               "--output=json", f"--output-path={out}",
-               "--chrome-flags=--headless=new --no-sandbox --disable-gpu "
-               "--host-resolver-rules='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'",
-               "--only-categories=performance,accessibility,best-practices,seo"]
+        cmd = [
+            npx,
+            "--no-install",
+            "lighthouse",
+            url,
+            "--preset=desktop",
+            "--quiet",
+            "--output=json",
+            f"--output-path={out}",
+            "--chrome-flags=--headless=new --no-sandbox --disable-gpu "
+            f"--host-resolver-rules='{OFFLINE_RULES}'",
+            "--only-categories=performance,accessibility,best-practices,seo",
+        ]
         env = dict(os.environ, CHROME_PATH=chromium)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env,
-                              cwd=ROOT)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
         if proc.returncode != 0 or not out.is_file():
             print(f"lighthouse failed on {url}: {proc.stderr[-500:]}", file=sys.stderr)
             return None
         report = json.loads(out.read_text())
-    return {k: round(v["score"], 2) for k, v in report["categories"].items()
-            if v.get("score") is not None}
+    return {
+        k: round(v["score"], 2)
+        for k, v in report["categories"].items()
+        if v.get("score") is not None
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
-    from .conftest import CHROMIUM_FLAGS, HTML, find_chromium, serve_directory
-    from .test_offline_book import toc_files
-    import yaml
+    from scripts import toc
+    from scripts.browser import PLAYWRIGHT_FLAGS, find_chromium, serve_directory
 
-    parser = argparse.ArgumentParser(description="record page weight, load time, Tab presses "
-                                                 "(and Lighthouse scores) of every page")
+    from .conftest import HTML
+
+    parser = argparse.ArgumentParser(
+        description="record page weight, load time, Tab presses "
+        "(and Lighthouse scores) of every page"
+    )
     parser.add_argument("--write", type=Path, required=True)
     parser.add_argument("--lighthouse", action="store_true")
     args = parser.parse_args(argv)
@@ -124,11 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     if chromium is None:
         print("no chromium: install Debian's chromium", file=sys.stderr)
         return 1
-    pages = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    pages = toc.pages()
     records = {}
     with serve_directory(HTML) as (url, _), sync_playwright() as driver:
-        args_ = [f for f in CHROMIUM_FLAGS if not f.startswith(("--headless", "--virtual"))]
-        browser = driver.chromium.launch(executable_path=chromium, headless=True, args=args_)
+        browser = driver.chromium.launch(
+            executable_path=chromium, headless=True, args=PLAYWRIGHT_FLAGS
+        )
         try:
             for page in pages:
                 records[page] = measure(browser, f"{url}/{page}.html")
@@ -138,8 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             browser.close()
     args.write.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
-    low = {p: r["lighthouse"]["accessibility"] for p, r in records.items()
-           if (r.get("lighthouse") or {}).get("accessibility", 1) < A11Y_FLOOR}
+    low = {
+        p: r["lighthouse"]["accessibility"]
+        for p, r in records.items()
+        if (r.get("lighthouse") or {}).get("accessibility", 1) < A11Y_FLOOR
+    }
     if low:
         print(f"Lighthouse accessibility below {A11Y_FLOOR}: {low}", file=sys.stderr)
         return 1

@@ -26,12 +26,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
+
+from scripts import toc
 
 from .conftest import ROOT, SCREENSHOTS
-from .test_offline_book import toc_files
 
-PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+PAGES = toc.pages()
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 REPORT = SCREENSHOTS / "axe.json"
 FAILING = {"serious", "critical"}
@@ -88,8 +88,10 @@ def test_axe_light_and_dark(page_path, playwright_chromium, book_server, report)
     try:
         page = context.new_page()
         console: list[str] = []
-        page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:200])
-                if m.type == "error" else None)
+        page.on(
+            "console",
+            lambda m: console.append(f"{m.type}: {m.text}"[:200]) if m.type == "error" else None,
+        )
         page.on("pageerror", lambda e: console.append(f"uncaught: {e}"[:200]))
         page.goto(f"{book_server.url}/{page_path}.html", wait_until="load", timeout=60_000)
         page.evaluate(MATHJAX_READY)
@@ -99,12 +101,17 @@ def test_axe_light_and_dark(page_path, playwright_chromium, book_server, report)
         page.add_script_tag(path=str(AXE))
         # The theme animates colour changes: without this, axe could measure a colour
         # half-way between the light and the dark theme.
-        page.add_style_tag(content="*, *::before, *::after { transition: none !important;"
-                                   " animation: none !important; }")
+        page.add_style_tag(
+            content="*, *::before, *::after { transition: none !important;"
+            " animation: none !important; }"
+        )
         found = {}
         for theme, rules in (("light", None), ("dark", ["color-contrast"])):
-            page.evaluate("t => { document.documentElement.dataset.theme = t;"
-                          " document.documentElement.dataset.mode = t; }", theme)
+            page.evaluate(
+                "t => { document.documentElement.dataset.theme = t;"
+                " document.documentElement.dataset.mode = t; }",
+                theme,
+            )
             page.wait_for_timeout(100)
             found[theme] = page.evaluate(RUN_AXE, rules)
     finally:
@@ -120,11 +127,13 @@ def test_axe_light_and_dark(page_path, playwright_chromium, book_server, report)
             issue = _theme_owned(v)
             (owned if issue else failures).append(
                 f"{theme}: {v['id']} ({v['impact']}, {v['count']} nodes: {v['help']}) "
-                f"e.g. {v['nodes'][:2]}" + (f" [theme, {issue}]" if issue else ""))
+                f"e.g. {v['nodes'][:2]}" + (f" [theme, {issue}]" if issue else "")
+            )
     assert not failures, f"{page_path}: axe violations:\n" + "\n".join(failures)
     assert keyboard["formulaStops"] == 0, (
         f"{page_path}: {keyboard['formulaStops']} of {keyboard['formulas']} formulas are tab "
-        f"stops (MathJax's inTabOrder)")
+        f"stops (MathJax's inTabOrder)"
+    )
     assert not keyboard["noAlt"], f"{page_path}: images without alt text {keyboard['noAlt']}"
     if owned:
         pytest.xfail(f"{page_path}: theme-owned violations only: {owned}")

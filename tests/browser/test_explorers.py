@@ -3,9 +3,9 @@
 For each chapter page, Debian's Chromium (driven by Playwright) loads the page from the
 local server with every remote host unresolvable. One test times the page: the explorer
 works, and the page has loaded, within 2 s of navigation; the load times with and without
-the explorer are recorded (see its docstring). The other checks that the explorer's script ran (its controls are
-shown), and moves each control to at least two values, as a reader would: keys on a
-slider, a pick in a menu.
+the explorer are recorded (see its docstring). The other checks that the explorer's script
+ran (its controls are shown), and moves each control to at least two values, as a reader
+would: keys on a slider, a pick in a menu.
 After each move the image must be the frame that the chapter precomputed for the values
 now set (the frame stored in the notebook), the picture in the browser must differ from
 the one before, and a slider's value must be shown beside it. No request may leave
@@ -66,9 +66,13 @@ class _Stored(HTMLParser):
 def stored_explorer(chapter: str) -> _Stored:
     """What the chapter's notebook stores for its explorer (what nbval checked ran)."""
     nb = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4)
-    outputs = [o for c in nb.cells if c.cell_type == "code"
-               for o in c.get("outputs", [])
-               if 'class="nqf-explorer"' in o.get("data", {}).get("text/html", "")]
+    outputs = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if 'class="nqf-explorer"' in o.get("data", {}).get("text/html", "")
+    ]
     assert len(outputs) == 1, f"{chapter}: {len(outputs)} explorer outputs, expected 1"
     stored = _Stored()
     stored.feed(outputs[0]["data"]["text/html"])
@@ -88,8 +92,7 @@ def frame_src(stored: _Stored, indices: list[int]) -> str:
 def pixels_differ(a: bytes, b: bytes) -> bool:
     """Whether two screenshots show different pictures (not just different bytes)."""
     first, second = (Image.open(io.BytesIO(x)).convert("RGB") for x in (a, b))
-    return first.size != second.size or ImageChops.difference(first, second).getbbox() \
-        is not None
+    return first.size != second.size or ImageChops.difference(first, second).getbbox() is not None
 
 
 def record_timing(name: str, seconds: dict[str, float]) -> None:
@@ -125,14 +128,16 @@ def timed_load(browser, url: str, strip: bool) -> tuple[float, float]:
         def serve(route):
             response = route.fetch()
             body = response.text()
-            route.fulfill(response=response,
-                          body=EXPLORER_DIV.sub("", body) if strip else body)
+            route.fulfill(response=response, body=EXPLORER_DIV.sub("", body) if strip else body)
 
         page.route(url, serve)
         page.goto(url, wait_until="load", timeout=60_000)
-        return tuple(page.evaluate(
-            "() => { const n = performance.getEntriesByType('navigation')[0];"
-            " return [n.loadEventEnd / 1000, n.domInteractive / 1000]; }"))
+        return tuple(
+            page.evaluate(
+                "() => { const n = performance.getEntriesByType('navigation')[0];"
+                " return [n.loadEventEnd / 1000, n.domInteractive / 1000]; }"
+            )
+        )
     finally:
         context.close()
 
@@ -155,16 +160,22 @@ def test_explorer_is_ready_in_time(chapter, playwright_chromium, book_server):
         with_explorer.append(timed_load(playwright_chromium, url, strip=False))
         without.append(timed_load(playwright_chromium, url, strip=True))
     ready = min(parsed for _, parsed in with_explorer)
-    record_timing(name, {"explorer_ready_s": ready,
-                         "load_s": min(load for load, _ in with_explorer),
-                         "load_without_explorer_s": min(load for load, _ in without)})
+    record_timing(
+        name,
+        {
+            "explorer_ready_s": ready,
+            "load_s": min(load for load, _ in with_explorer),
+            "load_without_explorer_s": min(load for load, _ in without),
+        },
+    )
     assert ready < LOAD_BUDGET_S, (
         f"{chapter}: the explorer was ready only {ready:.2f} s after navigation "
-        f"(budget {LOAD_BUDGET_S} s)")
+        f"(budget {LOAD_BUDGET_S} s)"
+    )
     load = min(load for load, _ in with_explorer)
     assert load < LOAD_BUDGET_S, (
-        f"{chapter}: the page loaded {load:.2f} s after navigation "
-        f"(budget {LOAD_BUDGET_S} s)")
+        f"{chapter}: the page loaded {load:.2f} s after navigation (budget {LOAD_BUDGET_S} s)"
+    )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: Path(c).name)
@@ -185,7 +196,8 @@ def test_explorer_moves_on_the_static_page(chapter, playwright_chromium, book_se
         controls = root.locator("[data-nqf-control]")
         assert controls.count() == len(shape)
         assert root.locator(".nqf-explorer-controls").is_visible(), (
-            f"{chapter}: the explorer's controls are hidden: its script did not run")
+            f"{chapter}: the explorer's controls are hidden: its script did not run"
+        )
         img = root.locator("img.nqf-explorer-frame")
 
         def shown() -> tuple[list[int], str, bytes]:
@@ -194,7 +206,8 @@ def test_explorer_moves_on_the_static_page(chapter, playwright_chromium, book_se
             src = img.get_attribute("src")
             assert src == frame_src(stored, indices), (
                 f"{chapter}: at positions {indices} the page does not show the frame "
-                "precomputed for them")
+                "precomputed for them"
+            )
             img.evaluate("i => i.decode()")
             return indices, src, img.screenshot()
 
@@ -215,7 +228,8 @@ def test_explorer_moves_on_the_static_page(chapter, playwright_chromium, book_se
                 assert new_indices[k] == target, f"{chapter}: control {k} did not move"
                 assert new_src != src, f"{chapter}: the image did not change"
                 assert pixels_differ(picture, new_picture), (
-                    f"{chapter}: the displayed figure looks the same after the move")
+                    f"{chapter}: the displayed figure looks the same after the move"
+                )
                 if tag == "INPUT":
                     label = stored.data["labels"][k][target]
                     value = root.locator(f"output[data-nqf-for='{k}']").text_content()
@@ -229,7 +243,12 @@ def test_explorer_moves_on_the_static_page(chapter, playwright_chromium, book_se
         context.close()
 
     assert any(url.startswith(book_server.url) for url in requests)
-    remote = sorted({url for url in requests
-                     if urlsplit(url).scheme not in {"data", "blob"}
-                     and urlsplit(url).hostname != "127.0.0.1"})
+    remote = sorted(
+        {
+            url
+            for url in requests
+            if urlsplit(url).scheme not in {"data", "blob"}
+            and urlsplit(url).hostname != "127.0.0.1"
+        }
+    )
     assert not remote, f"{chapter}: requests to remote hosts: {remote}"

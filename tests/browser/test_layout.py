@@ -13,12 +13,10 @@ scrolls, and its equation number can land on top of it.
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from .conftest import ROOT
-from .test_offline_book import toc_files
+from scripts import toc
 
-PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+PAGES = toc.pages()
 
 MEASURE = """() => Array.from(document.querySelectorAll('mjx-container[display="true"]'))
   .map(c => {
@@ -55,13 +53,12 @@ def test_display_equations_fit_their_column(page_path, playwright_chromium, book
     context = playwright_chromium.new_context(viewport={"width": 1280, "height": 1000})
     try:
         page = context.new_page()
-        page.goto(f"{book_server.url}/{page_path}.html", wait_until="load",
-                  timeout=60_000)
-        page.wait_for_function("() => !window.MathJax || !MathJax.startup || "
-                               "MathJax.startup.promise.then(() => true)",
-                               timeout=60_000)
-        page.evaluate("() => window.MathJax && MathJax.startup ? "
-                      "MathJax.startup.promise : null")
+        page.goto(f"{book_server.url}/{page_path}.html", wait_until="load", timeout=60_000)
+        page.wait_for_function(
+            "() => !window.MathJax || !MathJax.startup || MathJax.startup.promise.then(() => true)",
+            timeout=60_000,
+        )
+        page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
         y = 0  # the page grows as its formulas are typeset: measure it at every step
         while y < page.evaluate("document.documentElement.scrollHeight") + 1000:
             page.evaluate(f"window.scrollTo(0, {y})")
@@ -79,6 +76,8 @@ def test_display_equations_fit_their_column(page_path, playwright_chromium, book
         context.close()
     assert not errors, f"{page_path}: {len(errors)} MathJax error(s), e.g. {errors[0]!r}"
     wide = [d for d in displays if d["width"] > d["room"] + 1]
-    assert not wide, (f"{page_path}: {len(wide)} display equation(s) wider than their "
-                      f"column at 1280 px, e.g. {wide[0]['width']:.0f} px in "
-                      f"{wide[0]['room']} px: {wide[0]['tex']!r}")
+    assert not wide, (
+        f"{page_path}: {len(wide)} display equation(s) wider than their "
+        f"column at 1280 px, e.g. {wide[0]['width']:.0f} px in "
+        f"{wide[0]['room']} px: {wide[0]['tex']!r}"
+    )

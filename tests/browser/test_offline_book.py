@@ -2,8 +2,10 @@
 
 For the intro page and every chapter in ``_toc.yml``, headless Chromium loads the page from a local
 server while every remote host name fails to resolve, and the test checks that MathJax typeset the
-math, that each figure stored in the notebook is on the page and was served, and that the Colab and Binder links point at the chapter's notebook
-edition (``notebooks/``, made by ``make notebooks``) in the repository named in ``_config.yml``. A screenshot of each chapter goes to ``_build/screenshots``.
+math, that each figure stored in the notebook is on the page and was served, and that the Colab
+and Binder links point at the chapter's notebook edition (``notebooks/``, made by ``make
+notebooks``) in the repository named in ``_config.yml``. A screenshot of each chapter goes to
+``_build/screenshots``.
 """
 
 from __future__ import annotations
@@ -17,37 +19,56 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 import yaml
 
+from scripts import toc
+
 from .conftest import HTML, ROOT, SCREENSHOTS
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
-
-
-def toc_files(node) -> list:
-    """Every page of a table of contents, the root (the intro) first."""
-    if isinstance(node, dict):
-        return ([node["root"]] if "root" in node else []) + (
-            [node["file"]] if "file" in node else []) + [
-            f for key, value in node.items() if key != "file" for f in toc_files(value)]
-    if isinstance(node, list):
-        return [f for item in node for f in toc_files(item)]
-    return []
-
-
-CHAPTERS = [f for f in toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
-            if f.startswith("chapters/")]
+CHAPTERS = [f for f in toc.pages() if f.startswith("chapters/")]
 
 # Raw TeX that MathJax would have replaced; code, scripts and MathJax's own output are not prose.
 RAW_MATH = re.compile(r"\\\(|\\\[|\$\$|\\begin\{")
 NOT_PROSE = {"script", "style", "pre", "code", "textarea", "kbd", "samp", "mjx-container"}
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-        "track", "wbr"}
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
 # What myst-nb's HTML renderer shows of an output, in its order of priority.
-PRIORITY = ["application/vnd.jupyter.widget-view+json", "application/javascript", "text/html",
-            "image/svg+xml", "image/png", "image/jpeg", "text/markdown", "text/latex", "text/plain"]
+PRIORITY = [
+    "application/vnd.jupyter.widget-view+json",
+    "application/javascript",
+    "text/html",
+    "image/svg+xml",
+    "image/png",
+    "image/jpeg",
+    "text/markdown",
+    "text/latex",
+    "text/plain",
+]
 IMAGES = {"image/svg+xml", "image/png", "image/jpeg"}
 REMOTE = re.compile(r"^(https?:)?//", re.I)
-ASSET_ATTRS = {"script": "src", "link": "href", "img": "src", "iframe": "src", "source": "src",
-               "video": "src", "audio": "src", "embed": "src", "object": "data"}
+ASSET_ATTRS = {
+    "script": "src",
+    "link": "href",
+    "img": "src",
+    "iframe": "src",
+    "source": "src",
+    "video": "src",
+    "audio": "src",
+    "embed": "src",
+    "object": "data",
+}
 
 
 class Scan(HTMLParser):
@@ -101,7 +122,8 @@ def scan(html: str) -> Scan:
 def assert_typeset(page_path: str, dom: Scan, static: Scan):
     assert dom.mjx >= 1, f"{page_path}: MathJax typeset nothing (no <mjx-container>)"
     assert dom.mjx >= static.math_nodes, (
-        f"{page_path}: {static.math_nodes} math elements but only {dom.mjx} typeset")
+        f"{page_path}: {static.math_nodes} math elements but only {dom.mjx} typeset"
+    )
     assert dom.mjx_errors == 0, f"{page_path}: {dom.mjx_errors} MathJax errors"
     raw = sorted({m.group() for m in RAW_MATH.finditer(" ".join(dom.prose))})
     assert not raw, f"{page_path}: untypeset TeX left in the text: {raw}"
@@ -109,7 +131,8 @@ def assert_typeset(page_path: str, dom: Scan, static: Scan):
 
 def assert_only_local_requests(page_path: str, page, origin_path: str):
     assert any(origin_path in url for url in page.requests), (
-        f"{page_path}: the net log shows no request for {origin_path}; cannot vouch for the rest")
+        f"{page_path}: the net log shows no request for {origin_path}; cannot vouch for the rest"
+    )
     remote = sorted({u for u in page.requests if urlsplit(u).hostname != "127.0.0.1"})
     assert not remote, f"{page_path}: requests to remote hosts: {remote}"
 
@@ -143,11 +166,18 @@ def test_pages_load_no_remote_assets():
     """No built page loads a script, stylesheet, font, image or frame from another host."""
     pages = sorted(HTML.rglob("*.html"))
     assert pages, f"no HTML pages under {HTML}"
-    offenders = [f"{p.relative_to(HTML)}: <{tag}> {url}" for p in pages
-                 for tag, url in scan(p.read_text()).assets if REMOTE.match(url)]
+    offenders = [
+        f"{p.relative_to(HTML)}: <{tag}> {url}"
+        for p in pages
+        for tag, url in scan(p.read_text()).assets
+        if REMOTE.match(url)
+    ]
     assert not offenders, "remote assets:\n" + "\n".join(offenders)
-    css = [f"{p.relative_to(HTML)}" for p in HTML.joinpath("_static").rglob("*.css")
-           if re.search(r"(url\(|@import)\s*['\"]?(https?:)?//", p.read_text(errors="replace"))]
+    css = [
+        f"{p.relative_to(HTML)}"
+        for p in HTML.joinpath("_static").rglob("*.css")
+        if re.search(r"(url\(|@import)\s*['\"]?(https?:)?//", p.read_text(errors="replace"))
+    ]
     assert not css, f"stylesheets that load remote resources: {css}"
 
 
@@ -179,7 +209,8 @@ def test_chapter(chapter, browser, book_server):
         images = notebook_outputs(source)
         figures = [src for src in dom.output_images if "_images/" in src]
         assert len(figures) == images, (
-            f"{page_path}: {images} image outputs in the notebook, {len(figures)} on the page")
+            f"{page_path}: {images} image outputs in the notebook, {len(figures)} on the page"
+        )
         served = dict(book_server.served)
         for src in figures:
             path = urlsplit(urljoin(f"/{page_path}", src)).path
@@ -195,7 +226,10 @@ def test_chapter(chapter, browser, book_server):
     notebook = f"{prefix}{edition}"
     ui = {"classic": "tree", "jupyterlab": "lab/tree"}[launch.get("notebook_interface", "classic")]
     colab = f"{launch['colab_url'].strip('/')}/github/{owner}/{repo}/blob/{branch}/{notebook}"
-    binder = f"{launch['binderhub_url'].strip('/')}/v2/gh/{owner}/{repo}/{branch}?urlpath={ui}/{notebook}"
+    binder = (
+        f"{launch['binderhub_url'].strip('/')}/v2/gh/{owner}/{repo}/{branch}"
+        f"?urlpath={ui}/{notebook}"
+    )
     assert colab in static.links, f"{page_path}: no Colab link {colab}"
     assert binder in static.links, f"{page_path}: no Binder link {binder}"
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
-from .conftest import ROOT, SCREENSHOTS
+from scripts import toc
+
+from .conftest import SCREENSHOTS
 from .page_metrics import measure
-from .test_offline_book import toc_files
 
-PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+PAGES = toc.pages()
 #: Bytes loaded by the load event, per page.
 BYTES_BUDGET = int(3.5 * 2**20)
 #: Tab presses from the top of a chapter page to its explorer's first control.
@@ -51,7 +51,9 @@ def test_page_weight_and_tabs(page_path, playwright_chromium, book_server, recor
     record[page_path] = metrics
     assert metrics["bytes"] <= BYTES_BUDGET, (
         f"{page_path}: {metrics['bytes'] / 2**20:.2f} MiB loaded by the load event, budget "
-        f"{BYTES_BUDGET / 2**20:.2f} MiB ({metrics['requests']} requests)")
+        f"{BYTES_BUDGET / 2**20:.2f} MiB ({metrics['requests']} requests)"
+    )
     if metrics["tabs_to_explorer"] is not None:
         assert metrics["tabs_to_explorer"] <= TABS_BUDGET, (
-            f"{page_path}: {metrics['tabs_to_explorer']} Tab presses to the explorer")
+            f"{page_path}: {metrics['tabs_to_explorer']} Tab presses to the explorer"
+        )

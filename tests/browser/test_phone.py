@@ -25,14 +25,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from .conftest import ROOT, SCREENSHOTS
-from .test_offline_book import toc_files
+from scripts import toc
 
-PAGES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
-         "is_mobile": True, "has_touch": True}
+from .conftest import SCREENSHOTS
+
+PAGES = toc.pages()
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+}
 TARGET_PX = 24
 
 VISIBLE_TOGGLE = """kind => Array.from(document.querySelectorAll('.' + kind + '-toggle'))
@@ -104,7 +108,8 @@ def test_phone(page_path, phone, book_server):
         page.keyboard.press("Escape")
         page.wait_for_timeout(100)
         assert not page.evaluate(DIALOG, "pst-primary-sidebar-modal")["open"], (
-            f"{page_path}: the chapter menu did not close on Escape")
+            f"{page_path}: the chapter menu did not close on Escape"
+        )
 
         # The page contents (pages with sections) open on a tap too.
         contents = _open(page, "secondary", "pst-secondary-sidebar-modal")
@@ -115,23 +120,29 @@ def test_phone(page_path, phone, book_server):
             page.keyboard.press("Escape")
             page.wait_for_timeout(100)
         small += page.evaluate(SMALL_TARGETS, TARGET_PX)
-        assert not small, (f"{page_path}: {len(small)} touch target(s) under {TARGET_PX} px "
-                           f"at 390 px, e.g. {small[:3]}")
+        assert not small, (
+            f"{page_path}: {len(small)} touch target(s) under {TARGET_PX} px "
+            f"at 390 px, e.g. {small[:3]}"
+        )
 
         # No sideways scrolling of the page; wide formulas scroll inside, with a cue.
-        overflow = page.evaluate("document.documentElement.scrollWidth"
-                                 " - document.documentElement.clientWidth")
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
         assert overflow <= 2, f"{page_path}: the page scrolls sideways by {overflow} px"
-        page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.document"
-                      " && MathJax.startup.document.lazyTypesetAll"
-                      " ? MathJax.startup.document.lazyTypesetAll() : null")
+        page.evaluate(
+            "() => window.MathJax && MathJax.startup && MathJax.startup.document"
+            " && MathJax.startup.document.lazyTypesetAll"
+            " ? MathJax.startup.document.lazyTypesetAll() : null"
+        )
         page.wait_for_timeout(300)
         displays = [d for d in page.evaluate(WIDE_MATH) if d["shown"]]
         wide = [d for d in displays if d["wide"]]
         for d in wide:
             assert d["scrolls"] and d["cue"], (
                 f"{page_path}: a display formula wider than the phone's column neither "
-                f"scrolls nor shows the cue: {d['tex']!r}")
+                f"scrolls nor shows the cue: {d['tex']!r}"
+            )
         assert all(d["fits"] for d in displays), f"{page_path}: a formula overflows the page"
         if wide and page_path.startswith("chapters/"):
             box = page.locator('mjx-container[display="true"]').nth(wide[0]["index"])

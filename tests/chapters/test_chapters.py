@@ -11,6 +11,7 @@ import nbformat
 import pytest
 import yaml
 
+from scripts import toc
 from scripts.notebook_edition import exercises as grammar
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,16 +19,6 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 # Chapters 1-7 teach the theory and Chapter 10 tests it on real data; each has an explorer.
 # Chapters 8-9 report the paper's experiments as fixed grids of runs (the "Appendix" part).
 LECTURES = [p for p in CHAPTERS if int(p.stem.split("_")[0]) not in (8, 9)]
-
-
-def toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            files.append(chapter["file"])
-            files += [s["file"] for s in chapter.get("sections", [])]
-    return files
 
 
 def repository_url():
@@ -43,11 +34,11 @@ def test_there_are_chapters():
 
 
 def test_toc_and_chapter_folder_agree():
-    listed = {f for f in toc_files() if f.startswith("chapters/")}
+    listed = {f for f in toc.pages() if f.startswith("chapters/")}
     present = {f"chapters/{p.stem}" for p in CHAPTERS}
     assert listed == present, (
         f"in _toc.yml only: {listed - present}; on disk only: {present - listed}")
-    for f in toc_files():
+    for f in toc.pages():
         assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
 
 

@@ -4,7 +4,7 @@ by the book. The built books are checked in tests/book."""
 
 from __future__ import annotations
 
-from notebook_edition_links import _rewrite
+from book._ext.notebook_edition_links import _rewrite
 
 PAGE = "chapters/04_lotka_volterra.ipynb"
 COLAB = f"https://colab.research.google.com/github/o/r/blob/main/{PAGE}"

@@ -8,10 +8,11 @@ a time and memory limit, counted by outcome).
 
 A case is ``(name, make_kwargs, kinds)``. ``name`` is a public name of ``nqf_mini``,
 ``module:function`` inside the package, ``arch.NAME`` (the constructor of a registered
-architecture), ``arch.NAME.method`` (a method of a small instance of it, see :data:`ARCHS`)
-or ``architectures:patch_matrix``. ``make_kwargs()`` returns fresh valid keyword arguments;
-``kinds`` maps an argument to its kind. A leading ``?`` marks an optional argument (None is
-legal there); tensor kinds take flags after a slash:
+architecture), ``arch.NAME.method`` (a method of a small instance of it, see :data:`ARCHS`),
+``architectures:patch_matrix`` or ``NAME->method`` (a method of what the first case of the
+public function ``NAME`` returns, e.g. ``predict_staircase->loss``). ``make_kwargs()``
+returns fresh valid keyword arguments; ``kinds`` maps an argument to its kind. A leading
+``?`` marks an optional argument (None is legal there); tensor kinds take flags after a slash:
 
 * ``"T"``: a real tensor. Refused: None, NaN, inf, complex, bool, a string, a dict, an
   empty tensor, an extra dimension, a tensor on the ``meta`` device (a device the others are
@@ -26,7 +27,7 @@ legal there); tensor kinds take flags after a slash:
 * ``"X"``: the input of an architecture, a tensor or a tuple of tensors (each element gets the
   tensor mutations, and the tuple loses an element); ``"Xidx"``: an index pair.
 * ``"pos"`` (finite, > 0), ``"real"``, ``"nonneg"``, ``"frac"`` (in (0, 1)), ``"frac0"``
-  (in [0, 1)).
+  (in [0, 1)), ``"unit"`` (in [0, 1]).
 * ``"int"``: a size >= 1 (10**12 must be refused before anything is allocated); ``"int0"``:
   a size >= 0; ``"steps"``: an iteration count (10**12 must be refused at once, not run);
   ``"count"``: an integer >= 1 whose size costs nothing (10**12 is legal); ``"seed"``.
@@ -45,7 +46,8 @@ import math
 import signal
 import warnings
 from dataclasses import fields, is_dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -174,6 +176,11 @@ def resolve(name: str) -> Callable[..., Any] | None:
             cls = ARCHITECTURES.get(parts[1])
             return None if cls is None else (lambda **kw: cls(**kw))
         return getattr(arch(parts[1]), parts[2], None)
+    if "->" in name:
+        maker, method = name.split("->")
+        make = next(c[1] for c in CASES if c[0] == maker)
+        fn = resolve(maker)
+        return None if fn is None else getattr(fn(**make()), method, None)
     if ":" in name:
         module, attr = name.split(":")
         try:
@@ -189,6 +196,11 @@ def _train_module_kwargs() -> dict[str, Any]:
                 steps=4, optimizer="sgd", batch_size=None, seed=0, stacked=False,
                 record_every=2, record_weights=False, record_M=True, adam_eps=1e-8,
                 adam_betas=(0.9, 0.999))
+
+
+def _staircase_kwargs() -> dict[str, Any]:
+    return dict(X=_g(0, 8, 3), Y=_g(1, 8, 2), U0=0.01 * _g(2, 3, 4), V0=0.01 * _g(3, 4, 2),
+                lr=0.1, activation="tanh")
 
 
 def _module_f():
@@ -210,6 +222,8 @@ CASES: list[Case] = [
     ("structure_matrices", lambda: dict(f=_module_f(), xs=_g(0, 5, 3), p=4, d=2,
                                         dtype=torch.float64, device="cpu"),
      {"f": "module", "xs": "T", "p": "int", "d": "int", "dtype": "dtype", "device": "device"}),
+    ("quadratic_expansion->predict", lambda: dict(W=_g(1, 4, 2), drop_linear=True),
+     {"W": "T/rows", "drop_linear": "bool"}),
     ("nqf_value", lambda: dict(M=_sym(1, 1, 4)[0], A=_sym(2, 5, 4), f0=0.5),
      {"M": "T", "A": "T/batch", "f0": "real"}),
     ("offdiag", lambda: dict(Z=_g(0, 3, 2)), {"Z": "T/free/lower"}),
@@ -302,8 +316,8 @@ CASES: list[Case] = [
      {"M_traj": "T/batch", "E": "T"}),
     ("nnls_end_state", lambda: dict(b=_t([1.0, 0.5, 0.6]), C=_spd(0, 3)), {"b": "T", "C": "T"}),
     ("piecewise_linear_limit", lambda: dict(b=_t([1.0, 0.5]), C=_spd(0, 2),
-                                            s_grid=_t([0.0, 0.5, 1.0])),
-     {"b": "T", "C": "T", "s_grid": "T/free/lower"}),
+                                            t_hat=_t([0.0, 0.5, 1.0])),
+     {"b": "T", "C": "T", "t_hat": "T/free/lower"}),
     ("isotropy_constant", lambda: dict(A=resolve("isotropic_dataset")(3)[0], rtol=None),
      {"A": "T", "rtol": "?pos"}),
     ("isotropic_dataset", lambda: dict(p=3, seed=0, device="cpu", dtype=torch.float64),
@@ -332,14 +346,17 @@ CASES: list[Case] = [
       "batch_size": "?int", "record_every": "?count", "optimizer": "choice",
       "activation": "act", "model": "choice", "seed": "seed", "record_outputs": "bool",
       "record_weights": "bool", "adam_eps": "pos", "adam_betas": "betas"}),
-    ("two_layer_ensemble_init", lambda: dict(p=3, d=4, K=2, scale=0.1, seeds=[0, 1]),
-     {"p": "int", "d": "int", "K": "int", "scale": "pos"}),
-    ("train_two_layer_ensemble", lambda: dict(X=_g(0, 8, 3), Y=_g(1, 8, 2),
-                                              U0=0.1 * _g(2, 2, 3, 4), V0=0.1 * _g(3, 2, 4, 2),
-                                              lr=0.1, steps=4, batch_size=4, seeds=[0, 1],
-                                              record_every=2, optimizer="sgd"),
-     {"X": "T", "Y": "T", "U0": "T", "V0": "T", "lr": "pos", "steps": "steps",
-      "batch_size": "?int", "record_every": "?count", "optimizer": "choice"}),
+    ("two_layer_init", lambda: dict(p=3, d=4, K=2, scale=[0.1, 0.2], seed=[0, 1]),
+     {"p": "int", "d": "int", "K": "int", "scale": "pos", "seed": "seed"}),
+    ("train_two_layer", lambda: dict(X=_g(0, 8, 3), Y=_g(1, 8, 2), U0=0.1 * _g(2, 2, 3, 4),
+                                     V0=0.1 * _g(3, 2, 4, 2), lr=0.1, steps=4, batch_size=4,
+                                     seed=[0, 1], stacked=True, record_every=2,
+                                     record_outputs=True),
+     {"X": "T", "Y": "T", "U0": "T", "V0": "T", "seed": "seed", "stacked": "bool"}),
+    ("train_two_layer", lambda: dict(X=_g(0, 2, 8, 3), Y=_g(1, 2, 8, 2),
+                                     U0=0.1 * _g(2, 2, 3, 4), V0=0.1 * _g(3, 2, 4, 2), lr=0.1,
+                                     steps=4, stacked=True, model="nqf", moments=True),
+     {"X": "T/lower", "Y": "T/lower", "moments": "bool"}),
     ("crossing_times", lambda: dict(
         values=torch.linspace(0, 1, 5, dtype=torch.float64)[:, None].repeat(1, 2),
         times=torch.arange(5.0, dtype=torch.float64), level=0.5, direction="up", strict=False),
@@ -436,12 +453,30 @@ CASES: list[Case] = [
                                           lr=0.1, steps=4, record_every=1, device="cpu"),
      {"X": "T", "y": "T", "W0": "T/rows", "lr": "pos", "steps": "steps",
       "record_every": "count", "device": "device"}),
+    ("commuting_data", lambda: dict(zstar=_t([1.0, 0.5, 0.25]), C=_t([1.0, 0.8, 0.6]), n=5,
+                                    seed=0),
+     {"zstar": "T", "C": "T", "n": "?int", "seed": "seed"}),
+    ("train_commuting_nqf", lambda: dict(
+        data=resolve("commuting_data")(_t([1.0, 0.5, 0.25]), _t([1.0, 0.8, 0.6]), n=5),
+        W0=0.01 * _g(0, 3, 2), lr=0.1, steps=4, record_steps=[0, 2, 4], record_z=True),
+     {"data": "obj", "W0": "T/rows", "lr": "pos", "steps": "steps", "record_steps": "?record",
+      "record_z": "bool"}),
     # --- Chapter 7 -------------------------------------------------------------------------------
     ("make_teacher", lambda: dict(p=4, k=2, norm=2.0, activation="tanh", seed=0, device="cpu"),
      {"p": "int", "k": "int", "norm": "pos", "activation": "act", "seed": "seed",
       "device": "device"}),
+    ("simulate_M_stacked", lambda: dict(A=torch.stack([_sym(0, 6, 3), _sym(5, 6, 3)]),
+                                        y=_g(1, 2, 6),
+                                        M0=0.01 * torch.eye(3, dtype=torch.float64).repeat(2, 1, 1),
+                                        lr=0.05, steps=5, method="gd", record_every=2),
+     {"A": "T", "y": "T", "M0": "T", "lr": "pos", "steps": "steps", "method": "choice",
+      "record_every": "count"}),
     ("online_stream", lambda: dict(teacher=resolve("make_teacher")(p=4, k=2), batch_size=2,
                                    steps=3, seed=2),
+     {"teacher": "obj", "batch_size": "int", "steps": "steps", "seed": "seed"}),
+    ("online_stream", lambda: dict(teacher=[resolve("make_teacher")(p=4, k=2, seed=s)
+                                            for s in (0, 1)],
+                                   batch_size=2, steps=3, seed=[2, 3]),
      {"teacher": "obj", "batch_size": "int", "steps": "steps", "seed": "seed"}),
     ("scaled_nqf_problem", lambda: dict(d=8, alpha_A=1.0, alpha_B=1.5, alpha_g=0.5, n=4, p=3,
                                         seed=0, device="cpu"),
@@ -481,6 +516,26 @@ CASES: list[Case] = [
                                       function_scale=2.0),
      {"steps": "T", "loss_net": "T", "loss_nqf": "T", "f_net": "T", "f_nqf": "T",
       "threshold": "pos", "loss_floor": "frac0", "function_scale": "?pos"}),
+    # --- Chapter 10 ------------------------------------------------------------------------------
+    ("digits_data", lambda: dict(target="classes", dtype=torch.float64, device="cpu"),
+     {"target": "choice", "dtype": "dtype", "device": "device"}),
+    ("whiten", lambda: dict(X=_g(0, 8, 3), strength=0.5, rtol=1e-10),
+     {"X": "T/free", "strength": "unit", "rtol": "pos"}),
+    ("mlp_commutators", lambda: dict(X=_g(0, 5, 3), same_channel=False),
+     {"X": "T/free", "same_channel": "bool"}),
+    ("covariance_commutator", lambda: dict(X=_g(0, 8, 3), Y=_g(1, 8, 2)),
+     {"X": "T/rows", "Y": "T/rows"}),
+    ("data_modes", lambda: dict(X=_g(0, 8, 3), Y=_g(1, 8, 2)), {"X": "T/rows", "Y": "T/rows"}),
+    ("data_modes->fractions", lambda: dict(correlation=_g(2, 3, 2)), {"correlation": "T/batch"}),
+    ("predict_staircase", _staircase_kwargs,
+     {"X": "T/rows", "Y": "T", "U0": "T/rows", "V0": "T", "lr": "pos", "activation": "act"}),
+    ("predict_staircase", _staircase_kwargs, {"X": "T", "V0": "T/rows"}),
+    ("predict_staircase->fractions", lambda: dict(steps=_t([0.0, 10.0, 100.0])),
+     {"steps": "T/free/lower"}),
+    ("predict_staircase->loss", lambda: dict(steps=_t([0.0, 10.0, 100.0]), levels="reduced_rank"),
+     {"steps": "T/free/lower", "levels": "choice"}),
+    ("fitted_fractions", lambda: dict(outputs=_g(2, 4, 8, 2), X=_g(0, 8, 3), Y=_g(1, 8, 2)),
+     {"outputs": "T/batch", "X": "T/rows", "Y": "T"}),
 ] + ARCH_CONSTRUCTORS + _arch_method_cases()
 
 # Public names that take no arguments to fuzz, or are not callables with a contract.
@@ -495,6 +550,7 @@ BAD_SCALARS: dict[str, list[Any]] = {
     "nonneg": [math.nan, math.inf, -1.0, "1", True, None],
     "frac": [math.nan, -0.5, 0.0, 1.0, 1.5, "0.5", True, None],
     "frac0": [math.nan, -0.5, 1.0, 1.5, "0.5", True, None],
+    "unit": [math.nan, -0.5, 1.5, "0.5", True, None],
     "int": [-5, 0, 2.5, "3", True, math.nan, None, HUGE],
     "int0": [-5, 2.5, "3", True, None],
     "steps": [-5, 0, 2.5, "3", True, math.nan, None, HUGE],
@@ -521,7 +577,7 @@ GOOD_SCALARS: dict[str, list[tuple[str, Callable[[Any], Any]]]] = {
              ("0-d tensor", lambda v: torch.tensor(float(v), dtype=torch.float64))],
     "int": [("numpy int", np.int64), ("0-d tensor", lambda v: torch.tensor(int(v)))],
 }
-for _k in ("pos", "nonneg", "frac", "frac0"):
+for _k in ("pos", "nonneg", "frac", "frac0", "unit"):
     GOOD_SCALARS[_k] = GOOD_SCALARS["real"]
 for _k in ("int0", "steps", "count", "seed"):
     GOOD_SCALARS[_k] = GOOD_SCALARS["int"]
@@ -598,7 +654,8 @@ def mutations(kind: str, value: Any) -> list[tuple[str, Any]]:
     """(description, bad value) pairs for an argument of ``kind`` whose valid value is ``value``."""
     optional, base, flags = _parse(kind)
     if base == "T":
-        t = value if isinstance(value, torch.Tensor) else torch.as_tensor(value, dtype=torch.float64)
+        t = value if isinstance(value, torch.Tensor) else torch.as_tensor(value,
+                                                                          dtype=torch.float64)
         out = _tensor_mutations(t, flags)
         return out if optional else [("None", None)] + out
     if base in ("X", "Xidx"):
@@ -608,7 +665,17 @@ def mutations(kind: str, value: Any) -> list[tuple[str, Any]]:
         bad += [_vector_module, _nan_module, _one_argument_module]
     if optional:
         bad = [b for b in bad if b is not None]
-    return [(f"{base} {getattr(b, '__name__', None) or repr(b)}", b) for b in bad]
+    return [(f"{base} {_label(b)}", b) for b in bad]
+
+
+def _label(value: Any) -> str:
+    """A description of a bad value that is the same in every process (a test ID: pytest-xdist
+    compares the IDs its workers collect), so never a repr with a memory address."""
+    name = getattr(value, "__name__", None)
+    if name:
+        return name
+    text = repr(value)
+    return f"{type(value).__name__}()" if " at 0x" in text else text
 
 
 def _noncontiguous(t: torch.Tensor) -> torch.Tensor:
@@ -634,7 +701,8 @@ def accepted_variants(kind: str, value: Any) -> list[tuple[str, Any, bool]]:
 # --- outcomes ------------------------------------------------------------------------------------
 
 def contains_nonfinite(result: Any) -> bool:
-    """Whether any number inside ``result`` (tensors, arrays, floats, tuples, dataclasses) is NaN/inf."""
+    """Whether any number inside ``result`` (tensors, arrays, floats, tuples, dataclasses) is
+    NaN or inf."""
     if isinstance(result, torch.Tensor):
         if result.device.type == "meta":
             return False                                    # no values: a silent acceptance
@@ -690,7 +758,7 @@ def classify(fn: Callable[..., Any], kwargs: dict[str, Any], arg: str) -> tuple[
         if any(a in msg for a in ALLOCATION):
             return "allocation", msg
         return ("clear" if f"`{arg}`" in msg else "wrong argument"), msg
-    except Exception as exc:  # noqa: BLE001 - the point is to see what escapes
+    except Exception as exc:
         msg = f"{type(exc).__name__}: {exc}"
         return ("allocation" if any(a in msg for a in ALLOCATION) else "cryptic"), msg
     return ("silent NaN" if contains_nonfinite(result) else "silent accept"), ""

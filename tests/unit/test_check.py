@@ -30,13 +30,14 @@ def test_ch1_remainder_orders():
     assert exercise("ch1.remainder_orders", right, quiet=True).ok
     result = exercise("ch1.remainder_orders", right | {"gelu": 4}, quiet=True)
     assert not result.ok and "gelu" in result.message and "phi''(0)" in result.message
-    assert "3" not in result.message.split("gelu:")[1]       # the idea, not the order
+    assert "3" not in result.message.split("gelu:")[1]  # the idea, not the order
     assert "missing" in exercise("ch1.remainder_orders", {"sin": 4}, quiet=True).message
 
 
 def test_unanswered_and_unknown_labels(capsys):
     def skeleton(x, phi1):
         raise NotImplementedError
+
     assert "NotImplementedError" in exercise("ch1.mlp_bias_A", skeleton).message
     assert "NOT YET" in capsys.readouterr().out
     assert not exercise("ch1.mlp_bias_A", None, quiet=True).ok
@@ -53,19 +54,23 @@ def test_every_check_is_covered_here():
     import re
     from pathlib import Path
 
-    names = {m for f in Path(__file__).parent.glob("test_*.py")
-             for m in re.findall(r"^def (test_\w+)\(", f.read_text(), re.M)}
+    names = {
+        m
+        for f in Path(__file__).parent.glob("test_*.py")
+        for m in re.findall(r"^def (test_\w+)\(", f.read_text(), re.M)
+    }
     missing = [label for label in CHECKS if "test_" + label.replace(".", "_") not in names]
     assert not missing, f"self-checks without a test of a right and a wrong answer: {missing}"
 
 
 # --- Chapter 2 ----------------------------------------------------------------------------------
 
+
 def right_biased_A(X, b, h, h_v):
     n = X.shape[0]
-    m = X @ torch.softmax(b, dim=0)                        # the attention-weighted token at W = 0
+    m = X @ torch.softmax(b, dim=0)  # the attention-weighted token at W = 0
     A = torch.zeros(2 * h * n + h_v * n + h_v, 2 * h * n + h_v * n + h_v, dtype=X.dtype)
-    A[2 * h * n:, 2 * h * n:] = nqf.offdiag(torch.kron(torch.eye(h_v, dtype=X.dtype), m[:, None]))
+    A[2 * h * n :, 2 * h * n :] = nqf.offdiag(torch.kron(torch.eye(h_v, dtype=X.dtype), m[:, None]))
     return A
 
 
@@ -74,20 +79,26 @@ def _with_token(token):
         n = X.shape[0]
         A = torch.zeros(2 * h * n + h_v * n + h_v, 2 * h * n + h_v * n + h_v, dtype=X.dtype)
         Z = token(X, b, h_v)
-        A[2 * h * n:, 2 * h * n:] = nqf.offdiag(Z)
+        A[2 * h * n :, 2 * h * n :] = nqf.offdiag(Z)
         return A
+
     return answer
 
 
 WRONG_BIASED_A = {
-    "mean token": _with_token(lambda X, b, h_v: torch.kron(torch.eye(h_v, dtype=X.dtype),
-                                                           X.mean(dim=1)[:, None])),
-    "row by row": _with_token(lambda X, b, h_v: torch.kron((X @ torch.softmax(b, 0))[:, None],
-                                                           torch.eye(h_v, dtype=X.dtype))),
+    "mean token": _with_token(
+        lambda X, b, h_v: torch.kron(torch.eye(h_v, dtype=X.dtype), X.mean(dim=1)[:, None])
+    ),
+    "row by row": _with_token(
+        lambda X, b, h_v: torch.kron(
+            (X @ torch.softmax(b, 0))[:, None], torch.eye(h_v, dtype=X.dtype)
+        )
+    ),
     "factor of 2": lambda *a: 2 * right_biased_A(*a),
     "shape": lambda X, b, h, h_v: right_biased_A(X, b, h, h_v)[1:, 1:],
-    "rows/columns": _with_token(lambda X, b, h_v: torch.kron(torch.eye(h_v, dtype=X.dtype),
-                                                             X[:, :1])),
+    "rows/columns": _with_token(
+        lambda X, b, h_v: torch.kron(torch.eye(h_v, dtype=X.dtype), X[:, :1])
+    ),
 }
 
 
@@ -126,21 +137,28 @@ def test_ch2_gcn():
 
 
 def test_ch2_commuting():
-    right = {"MLP, 1-D input": True, "MLP, 3-D input": False,
-             "CNN, circular, global pooling, 1 channel": True,
-             "CNN, circular, global pooling, 2 channels": False,
-             "multi-head attention": False, "phase retrieval": False,
-             "matrix completion, entries in different rows and columns": True}
+    right = {
+        "MLP, 1-D input": True,
+        "MLP, 3-D input": False,
+        "CNN, circular, global pooling, 1 channel": True,
+        "CNN, circular, global pooling, 2 channels": False,
+        "multi-head attention": False,
+        "phase retrieval": False,
+        "matrix completion, entries in different rows and columns": True,
+    }
     assert exercise("ch2.commuting", right, quiet=True).ok
-    result = exercise("ch2.commuting", right | {"CNN, circular, global pooling, 2 channels": True},
-                      quiet=True)
+    result = exercise(
+        "ch2.commuting", right | {"CNN, circular, global pooling, 2 channels": True}, quiet=True
+    )
     assert not result.ok and "1 of the 7 predictions is not right" in result.message
-    assert "eigenbasis" in result.message                  # the idea, not the answer
+    assert "eigenbasis" in result.message  # the idea, not the answer
     assert not any(key in result.message for key in right)  # a yes/no is never named
     flipped = {"phase retrieval": True, "MLP, 1-D input": False}
     result = exercise("ch2.commuting", right | flipped, quiet=True)
     assert not result.ok and "2 of the 7 predictions are not right" in result.message
-    assert "True or False" in exercise("ch2.commuting", right | {"phase retrieval": 1},
-                                       quiet=True).message
+    assert (
+        "True or False"
+        in exercise("ch2.commuting", right | {"phase retrieval": 1}, quiet=True).message
+    )
     assert "missing" in exercise("ch2.commuting", {"MLP, 1-D input": True}, quiet=True).message
     assert "dict" in exercise("ch2.commuting", [True], quiet=True).message

@@ -72,9 +72,7 @@ def _oracle_from_frames(x, phi1):
 @pytest.mark.parametrize(
     "label", ["ch1.mlp_bias_A", "ch4.lv_rhs", "ch5.half_time", "ch7.best_linear_loss"]
 )
-@pytest.mark.parametrize(
-    "attack", [_from_caller, _from_any_frame], ids=["f_back", "all_frames"]
-)
+@pytest.mark.parametrize("attack", [_from_caller, _from_any_frame], ids=["f_back", "all_frames"])
 def test_the_expected_value_is_not_in_any_frame(label, attack):
     result = exercise(label, attack, quiet=True)
     assert not result.ok, result.message
@@ -82,9 +80,7 @@ def test_the_expected_value_is_not_in_any_frame(label, attack):
 
 def test_calling_the_checks_oracle_through_the_frames_is_refused():
     result = exercise("ch1.mlp_bias_A", _oracle_from_frames, quiet=True)
-    assert not result.ok and "your answer calls nqf_mini" in result.message, (
-        result.message
-    )
+    assert not result.ok and "your answer calls nqf_mini" in result.message, result.message
 
 
 # --- 2. the package's own functions as answers ----------------------------------------
@@ -129,13 +125,9 @@ def test_the_architectures_closed_form_and_the_checks_oracles_are_refused():
 
         return _nnls_by_supports(b, C)
 
+    assert "architectures" in exercise("ch1.mlp_bias_A", by_closed_form, quiet=True).message
     assert (
-        "architectures"
-        in exercise("ch1.mlp_bias_A", by_closed_form, quiet=True).message
-    )
-    assert (
-        "_nnls_by_supports"
-        in exercise("ch4.nnls_end_state", by_check_oracle, quiet=True).message
+        "_nnls_by_supports" in exercise("ch4.nnls_end_state", by_check_oracle, quiet=True).message
     )
 
 
@@ -158,9 +150,7 @@ def test_the_allowed_helper_is_allowed_and_the_science_namespace_has_no_coursewo
         "import sys, nqf_mini; print(any(m.startswith('nqf_mini.course') or m == "
         "'matplotlib' for m in sys.modules), hasattr(nqf_mini, 'check'))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 
 
@@ -223,9 +213,9 @@ class AnythingStr(str):
 )
 def test_an_object_equal_to_everything_is_rejected(label, answer):
     result = exercise(label, answer, quiet=True)
-    assert not result.ok and (
-        "expected" in result.message or "should be" in result.message
-    ), result.message
+    assert not result.ok and ("expected" in result.message or "should be" in result.message), (
+        result.message
+    )
 
 
 def test_a_string_subclass_that_equals_everything_is_read_as_its_text():
@@ -241,14 +231,10 @@ def test_a_string_subclass_that_equals_everything_is_read_as_its_text():
 def test_feedback_never_shows_the_expected_value():
     """A wrong function answer is told what is wrong, never the value it should have
     returned."""
-    window = exercise(
-        "ch6.fit_window", lambda a2, eps, K: (1.0, 2.0), quiet=True
-    ).message
+    window = exercise("ch6.fit_window", lambda a2, eps, K: (1.0, 2.0), quiet=True).message
     t10 = math.log(1 / 1e-5 - 1) * 10**0.8
     assert f"{t10:.4g}" not in window and "expected (" not in window
-    half = exercise(
-        "ch5.half_time", lambda z0, zs, zeta: z0 * 0 + 1.0, quiet=True
-    ).message
+    half = exercise("ch5.half_time", lambda z0, zs, zeta: z0 * 0 + 1.0, quiet=True).message
     assert f"{math.log(1.5 / 0.2 - 1) / 2:.4g}" not in half and "expected" not in half
     loss = exercise("ch7.best_linear_loss", lambda X, y: 0.1, quiet=True).message
     assert "expected" not in loss
@@ -279,9 +265,7 @@ def test_float32_answers_are_told_so():
         lambda x, p1: (p1 * nqf.offdiag(torch.cat([x, x.new_ones(1)]))).float(),
         quiet=True,
     )
-    rhs = exercise(
-        "ch4.lv_rhs", lambda z, b, C: (4 * z * (b - C @ z)).float(), quiet=True
-    )
+    rhs = exercise("ch4.lv_rhs", lambda z, b, C: (4 * z * (b - C @ z)).float(), quiet=True)
     for result in (half, loss, bias, rhs):
         assert not result.ok and "float32" in result.message, result.message
         assert "rows/columns" not in result.message and "expected" not in result.message
@@ -304,10 +288,7 @@ def _solution_functions() -> dict[str, object]:
     found = {}
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
-            if (
-                "solution" not in cell.metadata.get("tags", [])
-                or cell.cell_type != "code"
-            ):
+            if "solution" not in cell.metadata.get("tags", []) or cell.cell_type != "code":
                 continue
             tree = ast.parse(cell.source)
             defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
@@ -325,9 +306,7 @@ def _solution_functions() -> dict[str, object]:
                 namespace,
             )
             for call in ast.walk(tree):
-                if isinstance(call, ast.Call) and ast.unparse(call.func).endswith(
-                    "exercise"
-                ):
+                if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("exercise"):
                     label = call.args[0].value
                     found[label] = eval(ast.unparse(call.args[1]), namespace)
     return found

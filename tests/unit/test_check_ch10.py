@@ -49,7 +49,7 @@ def test_ch10_checks_registered_and_graded():
 
 def test_ch10_whiten():
     assert_feedback("ch10.whiten", right_whiten, WRONG_WHITEN)
-    package = exercise("ch10.whiten", nqf.whiten, quiet=True)          # not the package's own
+    package = exercise("ch10.whiten", nqf.whiten, quiet=True)  # not the package's own
     assert not package.ok and "whiten" in package.message
     assert "expected a function" in exercise("ch10.whiten", 1.0, quiet=True).message
     hidden = judge("ch10.whiten", LocalAnswer(right_whiten), hidden=3)
@@ -61,17 +61,21 @@ def right_step(sigma, lam, z0, lr):
 
 
 WRONG_STEP = {
-    "flow's rate": lambda s, l, z, lr: torch.log(2 * s / (l * z) - 1) / (2 * lr * s),
-    "capacity sigma / lambda":
-        lambda s, l, z, lr: torch.log(s / (l * z) - 1) / (2 * torch.log1p(lr * s)),
-    "misses the -1": lambda s, l, z, lr: torch.log(2 * s / (l * z)) / (2 * torch.log1p(lr * s)),
-    "leaves out lambda_k":
-        lambda s, l, z, lr: torch.log(2 * s / z - 1) / (2 * torch.log1p(lr * s)),
-    "factor 2 of the rate": lambda s, l, z, lr: torch.log(2 * s / (l * z) - 1) / torch.log1p(lr * s),
-    "time t = lr x step": lambda s, l, z, lr: lr * right_step(s, l, z, lr),
-    "float32": lambda s, l, z, lr: right_step(s, l, z, lr).float(),
-    "expected a scalar": lambda s, l, z, lr: torch.ones(2),
-    "solve z_k(s)": lambda s, l, z, lr: right_step(s, l, z, lr) + 1.0,
+    "flow's rate": lambda s, lam, z, lr: torch.log(2 * s / (lam * z) - 1) / (2 * lr * s),
+    "capacity sigma / lambda": lambda s, lam, z, lr: (
+        torch.log(s / (lam * z) - 1) / (2 * torch.log1p(lr * s))
+    ),
+    "misses the -1": lambda s, lam, z, lr: torch.log(2 * s / (lam * z)) / (2 * torch.log1p(lr * s)),
+    "leaves out lambda_k": lambda s, lam, z, lr: (
+        torch.log(2 * s / z - 1) / (2 * torch.log1p(lr * s))
+    ),
+    "factor 2 of the rate": lambda s, lam, z, lr: (
+        torch.log(2 * s / (lam * z) - 1) / torch.log1p(lr * s)
+    ),
+    "time t = lr x step": lambda s, lam, z, lr: lr * right_step(s, lam, z, lr),
+    "float32": lambda s, lam, z, lr: right_step(s, lam, z, lr).float(),
+    "expected a scalar": lambda s, lam, z, lr: torch.ones(2),
+    "solve z_k(s)": lambda s, lam, z, lr: right_step(s, lam, z, lr) + 1.0,
 }
 
 
@@ -82,12 +86,13 @@ def test_ch10_ignition_step():
 
 def test_the_ignition_step_oracle_is_predict_staircase():
     """The check's closed form against the package on one mode with a chosen z_k(0)."""
-    X = nqf.whiten(torch.randn(400, 3, generator=torch.Generator().manual_seed(0),
-                               dtype=torch.float64))
-    Y = X[:, :1] * 0.3                                                  # sigma = 0.3, lambda = 1
+    X = nqf.whiten(
+        torch.randn(400, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    )
+    Y = X[:, :1] * 0.3  # sigma = 0.3, lambda = 1
     U0 = torch.zeros(3, 2, dtype=torch.float64)
     V0 = torch.zeros(2, 1, dtype=torch.float64)
-    U0[0, 0], V0[0, 0] = 1e-3, 1e-3                                    # a = (2e-3 / sqrt 2) e_1
+    U0[0, 0], V0[0, 0] = 1e-3, 1e-3  # a = (2e-3 / sqrt 2) e_1
     st = nqf.predict_staircase(X, Y, U0, V0, 0.5)
     truth = ignition_step_truth(0.3, 1.0, float(st.z0[0]), 0.5)
     assert abs(float(st.z0[0]) - 2e-6) < 1e-18 and math.isclose(st.steps[0].item(), truth)

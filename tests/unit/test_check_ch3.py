@@ -22,6 +22,7 @@ def _scaled(c):
     def step(M, A, y, lr):
         P = torch.eye(M.shape[0], dtype=M.dtype) - c * lr * _G(M, A, y)
         return P @ M @ P
+
     return step
 
 
@@ -31,8 +32,9 @@ WRONG_M_STEP = {
     "it is 2 G W": _scaled(1.0),
     "wrong sign": _scaled(-2.0),
     "MEAN": lambda M, A, y, lr: _scaled(2.0 * A.shape[0])(M, A, y, lr),
-    "one side": lambda M, A, y, lr: (torch.eye(M.shape[0], dtype=M.dtype)
-                                     - 2 * lr * _G(M, A, y)) @ M,
+    "one side": lambda M, A, y, lr: (
+        (torch.eye(M.shape[0], dtype=M.dtype) - 2 * lr * _G(M, A, y)) @ M
+    ),
     "shape": lambda M, A, y, lr: right_m_step(M, A, y, lr)[:-1],
     "differs from one weight-space": lambda M, A, y, lr: right_m_step(M, A, y, lr) + 0.1,
     "should be a tensor": lambda M, A, y, lr: "M+",
@@ -53,6 +55,7 @@ def test_ch3_m_step_not_symmetric():
         out = right_m_step(M, A, y, lr)
         out[0, 1] += 1.0
         return out
+
     result = exercise("ch3.m_step", lopsided, quiet=True)
     assert not result.ok and "not symmetric" in result.message
 

@@ -66,7 +66,7 @@ WRONG_END_STATE = {
 
 def test_ch4_nnls_end_state():
     assert exercise("ch4.nnls_end_state", right_end_state, quiet=True).ok
-    assert exercise("ch4.nnls_end_state", _projected_gradient, quiet=True).ok   # another method
+    assert exercise("ch4.nnls_end_state", _projected_gradient, quiet=True).ok  # another method
     for phrase, wrong in WRONG_END_STATE.items():
         result = exercise("ch4.nnls_end_state", wrong, quiet=True)
         assert not result.ok and phrase in result.message, (phrase, result.message)
@@ -76,7 +76,7 @@ def test_ch4_nnls_end_state():
 def test_ch4_extinction_threshold():
     assert exercise("ch4.extinction_threshold", 4 / 13, quiet=True).ok
     assert exercise("ch4.extinction_threshold", torch.tensor(0.308), quiet=True).ok
-    for wrong in (0.2, 0.5):      # no "higher" or "lower": that would allow a bisection
+    for wrong in (0.2, 0.5):  # no "higher" or "lower": that would allow a bisection
         result = exercise("ch4.extinction_threshold", wrong, quiet=True)
         assert not result.ok and "not the threshold" in result.message
         assert not any(w in result.message for w in ("higher", "lower", "survives at"))

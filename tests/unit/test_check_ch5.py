@@ -33,7 +33,7 @@ def test_ch5_checks_registered():
 
 def test_ch5_half_time():
     assert_feedback("ch5.half_time", right_half_time, WRONG_HALF_TIME)
-    package = lambda z0, zstar, zeta: nqf.logistic_ignition_time(z0, zstar, zeta)  # noqa: E731
+    package = lambda z0, zstar, zeta: nqf.logistic_ignition_time(z0, zstar, zeta)
     result = exercise("ch5.half_time", package, quiet=True)
     assert not result.ok and "logistic_ignition_time" in result.message
     assert "expected a function" in exercise("ch5.half_time", 1.0, quiet=True).message
@@ -52,14 +52,18 @@ def _measured_competition_slope():
 
 def test_ch5_competition_slope():
     measured = _measured_competition_slope()
-    assert abs(measured - 0.25 - 0.4 / 1.2) < 0.01            # the oracle agrees with the flow
-    assert_feedback("ch5.competition_slope", measured, {
-        "ignores the competition": 1 / 2.4,
-        "for the whole climb": 1 / 1.2,
-        "mode 2": 0.25,
-        "two phases": 0.5,
-        "phases": 0.7,
-        "expected a number": "fast",
-    })
+    assert abs(measured - 0.25 - 0.4 / 1.2) < 0.01  # the oracle agrees with the flow
+    assert_feedback(
+        "ch5.competition_slope",
+        measured,
+        {
+            "ignores the competition": 1 / 2.4,
+            "for the whole climb": 1 / 1.2,
+            "mode 2": 0.25,
+            "two phases": 0.5,
+            "phases": 0.7,
+            "expected a number": "fast",
+        },
+    )
     assert exercise("ch5.competition_slope", torch.tensor(7 / 12), quiet=True).ok
     assert not math.isnan(measured)

@@ -28,19 +28,19 @@ def test_ch6_exponent():
 
 
 def right_window(alpha2, eps, K):
-    t = lambda k: math.log(1 / eps - 1) * k ** alpha2
+    t = lambda k: math.log(1 / eps - 1) * k**alpha2
     return t(10), t(K // 10)
 
 
 def test_ch6_fit_window():
-    def make(lo, hi, log=lambda e: math.log(1 / e), power=lambda k, a: k ** a):
+    def make(lo, hi, log=lambda e: math.log(1 / e), power=lambda k, a: k**a):
         return lambda a2, eps, K: (log(eps) * power(lo(K), a2), log(eps) * power(hi(K), a2))
 
     ten, tenth = (lambda K: 10), (lambda K: K // 10)
     wrong = {
         "inverts the power": make(ten, tenth, power=lambda k, a: k ** (1 / a)),
         "plateau factor": make(ten, tenth, log=lambda e: 1.0),
-        "instead of dividing": make(ten, tenth, power=lambda k, a: k ** -a),
+        "instead of dividing": make(ten, tenth, power=lambda k, a: k**-a),
         "runs to k = K": make(ten, lambda K: K),
         "0-based": make(lambda K: 9, lambda K: K // 10 - 1),
         "log10": make(ten, tenth, log=lambda e: math.log10(1 / e)),

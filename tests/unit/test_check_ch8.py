@@ -5,7 +5,6 @@ import math
 import numpy as np
 import torch
 
-import nqf_mini as nqf
 from nqf_mini.course.check import CHECKS, exercise
 
 from ..conftest import assert_feedback
@@ -41,16 +40,12 @@ def test_ch8_agreement_window():
             "network's loss": lambda *a: _onset(*a, by_net=True),
             "rms(f_NQF)": lambda *a: _onset(*a, f_by_nqf=True),
             "an index into": index,
-            "returns None": lambda *a: (
-                None if math.isinf(right_onset(*a)) else right_onset(*a)
-            ),
+            "returns None": lambda *a: None if math.isinf(right_onset(*a)) else right_onset(*a),
             "either gap": lambda *a: right_onset(*a) + 10.0,
             "should be a number": lambda *a: "never",
         },
     )
-    assert (
-        "expected a function" in exercise("ch8.agreement_window", 3, quiet=True).message
-    )
+    assert "expected a function" in exercise("ch8.agreement_window", 3, quiet=True).message
 
 
 def right_qk_nqf(W, x):
@@ -72,7 +67,7 @@ def test_ch8_qk_nqf():
         c = X @ y / X.shape[1]
         return d * y.mean() + torch.einsum("dhn,n,dhm,m->", K, c, Q, q) / math.sqrt(2)
 
-    def network(W, x):                  # the attention model itself, written out
+    def network(W, x):  # the attention model itself, written out
         q, X, y = x
         d = W.shape[1]
         Q, K = W[:16].T.reshape(d, 2, 8), W[16:].T.reshape(d, 2, 8)
@@ -85,10 +80,8 @@ def test_ch8_qk_nqf():
         {
             "offset f0": no_offset,
             "centred": raw_tokens,
-            "1/sqrt(h)": lambda W, x: no_offset(W, x) * math.sqrt(2)
-            + W.shape[1] * x[2].mean(),
-            "twice the quadratic": lambda W, x: 2 * no_offset(W, x)
-            + W.shape[1] * x[2].mean(),
+            "1/sqrt(h)": lambda W, x: no_offset(W, x) * math.sqrt(2) + W.shape[1] * x[2].mean(),
+            "twice the quadratic": lambda W, x: 2 * no_offset(W, x) + W.shape[1] * x[2].mean(),
             "softmax": network,
             "not f0 + Tr[M A]": lambda W, x: right_qk_nqf(W, x) + 1.0,
             "raised": lambda W, x: W @ W,

@@ -29,8 +29,9 @@ def test_ch9_layerwise_nqf():
         right_layerwise,
         {
             "leading order": lambda L, x: L[3] @ L[2] @ L[1] @ L[0] @ x,
-            "network itself": lambda L, x: L[3]
-            @ torch.tanh(L[2] @ torch.tanh(L[1] @ torch.tanh(L[0] @ x))),
+            "network itself": lambda L, x: (
+                L[3] @ torch.tanh(L[2] @ torch.tanh(L[1] @ torch.tanh(L[0] @ x)))
+            ),
             "output": lambda L, x: torch.tanh(right_layerwise(L, x)),
             "is not the layer-wise NQF": lambda L, x: right_layerwise(L, x) + 1.0,
             "should be a number": lambda L, x: L[0] @ L[3],
@@ -44,8 +45,7 @@ def test_ch9_order_parameters():
     def gram(layers):
         return [
             torch.cat([layers[0].T, layers[1]]).T @ torch.cat([layers[0].T, layers[1]]),
-            torch.cat([layers[2].T, layers[3][None]]).T
-            @ torch.cat([layers[2].T, layers[3][None]]),
+            torch.cat([layers[2].T, layers[3][None]]).T @ torch.cat([layers[2].T, layers[3][None]]),
         ]
 
     def swapped(layers):

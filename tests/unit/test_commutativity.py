@@ -6,8 +6,12 @@ import pytest
 import torch
 
 import nqf_mini as nqf
-from nqf_mini.commutativity import (common_eigenbasis, commutator_norm, max_commutator,
-                                    pairwise_commutators)
+from nqf_mini.commutativity import (
+    common_eigenbasis,
+    commutator_norm,
+    max_commutator,
+    pairwise_commutators,
+)
 
 DTYPES = [pytest.param(torch.float64, id="float64"), pytest.param(torch.float32, id="float32")]
 
@@ -26,7 +30,7 @@ def test_mlp_commutator_is_sin_theta_over_sqrt2(dtype):
         cos = (x @ x2 / (x.norm() * x2.norm())).item()
         got = commutator_norm(mlp.A(x), mlp.A(x2))
         assert abs(got - math.sqrt(1 - cos**2) / math.sqrt(2)) < tol
-    assert commutator_norm(mlp.A(x), mlp.A(-3 * x)) < tol          # collinear inputs commute
+    assert commutator_norm(mlp.A(x), mlp.A(-3 * x)) < tol  # collinear inputs commute
 
 
 def test_commutator_norm_is_scale_free_and_bounded():
@@ -43,7 +47,7 @@ def test_commutator_norm_is_scale_free_and_bounded():
 def test_pairwise_commutators_agree_with_the_pairwise_function():
     As = gaussian(5, 3, 3, seed=3)
     As = As + As.transpose(1, 2)
-    As[2] = 0.0                                                    # a zero matrix commutes with all
+    As[2] = 0.0  # a zero matrix commutes with all
     C = pairwise_commutators(As)
     assert C.shape == (5, 5)
     for a in range(5):
@@ -56,7 +60,7 @@ def test_pairwise_commutators_agree_with_the_pairwise_function():
 def test_common_eigenbasis_recovers_a_shared_basis():
     E = torch.linalg.qr(gaussian(6, 6, seed=4))[0]
     a = gaussian(8, 6, seed=5)
-    As = E @ torch.diag_embed(a) @ E.T                             # commuting by construction
+    As = E @ torch.diag_embed(a) @ E.T  # commuting by construction
     found = common_eigenbasis(As)
     assert found.residual < 1e-12 and max_commutator(As) < 1e-13
     assert torch.allclose(found.E.T @ found.E, torch.eye(6, dtype=torch.float64), atol=1e-12)
@@ -74,10 +78,13 @@ def test_common_eigenbasis_with_degenerate_spectra_and_failure():
     assert common_eigenbasis(As).residual > 0.1 and max_commutator(As) > 0.1
 
 
-@pytest.mark.parametrize("bad, match", [
-    ((torch.zeros(2, 3), torch.zeros(2, 3)), "square"),
-    ((torch.zeros(2, 2), torch.zeros(3, 3)), "same shape"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ((torch.zeros(2, 3), torch.zeros(2, 3)), "square"),
+        ((torch.zeros(2, 2), torch.zeros(3, 3)), "same shape"),
+    ],
+)
 def test_bad_shapes_are_refused(bad, match):
     with pytest.raises(ValueError, match=match):
         commutator_norm(*bad)

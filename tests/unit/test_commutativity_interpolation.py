@@ -1,4 +1,5 @@
-"""From commuting to generic structure matrices (Chapter 7): perturbation and nearest commuting stack."""
+"""From commuting to generic structure matrices (Chapter 7): perturbation and nearest
+commuting stack."""
 
 import pytest
 import torch
@@ -38,7 +39,7 @@ def test_nearest_commuting_recovers_commuting_data_and_reduces_the_residual():
     assert res <= naive + 1e-12
     E2 = joint_diagonalizer(A)
     assert torch.allclose(E2.T @ E2, torch.eye(4, dtype=torch.float64), atol=1e-10)
-    nqf.reduce_commuting(Ac, torch.ones(10))        # accepted as commuting
+    nqf.reduce_commuting(Ac, torch.ones(10))  # accepted as commuting
 
 
 def test_perturbation_validation():

@@ -15,12 +15,12 @@ def _data(n=12, p=6, r=None, seed=0):
     if r is None:
         X = torch.randn(n, p, p, generator=gen, dtype=torch.float64)
         A = (X + X.transpose(1, 2)) / (2 * p)
-    else:                                                       # joint range of dimension r < p
+    else:  # joint range of dimension r < p
         V0, _ = torch.linalg.qr(torch.randn(p, r, generator=gen, dtype=torch.float64))
         X = torch.randn(n, r, r, generator=gen, dtype=torch.float64)
         A = V0 @ ((X + X.transpose(1, 2)) / (2 * r)) @ V0.T
     y = torch.randn(n, generator=gen, dtype=torch.float64)
-    W0 = torch.randn(p, 1000, generator=gen, dtype=torch.float64) / 40    # width 1000
+    W0 = torch.randn(p, 1000, generator=gen, dtype=torch.float64) / 40  # width 1000
     return A, y, W0
 
 
@@ -33,13 +33,14 @@ def test_rank_compression_trains_identically(batch_size):
     wide = simulate_W(A, y, W0, 0.1, 100, batch_size=batch_size, seed=3, device="cpu")
     twin = simulate_W(A, y, Wc, 0.1, 100, batch_size=batch_size, seed=3, device="cpu")
     assert np.max(np.abs(wide.loss - twin.loss)) <= 1e-10
-    assert (lift_weights(twin.W, R) - wide.W).abs().max().item() <= 1e-10   # W(t) = W'(t) R^T
+    assert (lift_weights(twin.W, R) - wide.W).abs().max().item() <= 1e-10  # W(t) = W'(t) R^T
 
 
 def test_rank_compression_of_a_low_rank_init():
     gen = torch.Generator().manual_seed(1)
-    W0 = torch.randn(6, 2, generator=gen, dtype=torch.float64) @ torch.randn(2, 50, generator=gen,
-                                                                              dtype=torch.float64)
+    W0 = torch.randn(6, 2, generator=gen, dtype=torch.float64) @ torch.randn(
+        2, 50, generator=gen, dtype=torch.float64
+    )
     Wc, R = compress_rank(W0)
     assert Wc.shape == (6, 2) and torch.allclose(lift_weights(Wc, R), W0, atol=1e-12)
     assert torch.allclose(R.T @ R, torch.eye(2, dtype=torch.float64), atol=1e-12)
@@ -50,7 +51,7 @@ def test_data_subspace_compression_trains_identically(batch_size):
     A, y, W0 = _data(r=3)
     V, A_red, M0_red = compress_data_subspace(A, W0 @ W0.T)
     assert V.shape == (6, 3) and A_red.shape == (12, 3, 3) and M0_red.shape == (3, 3)
-    W_red = psd_factor(M0_red)                                  # 3 units instead of 1000
+    W_red = psd_factor(M0_red)  # 3 units instead of 1000
     assert W_red.shape[1] <= 3
     wide = simulate_W(A, y, W0, 0.1, 100, batch_size=batch_size, seed=3, device="cpu")
     twin = simulate_W(A_red, y, W_red, 0.1, 100, batch_size=batch_size, seed=3, device="cpu")
@@ -74,8 +75,10 @@ def test_validation():
 def test_compress_rank_keeps_real_directions_of_tiny_weights():
     """The tolerance is relative: weights of size 1e-13 keep their rank (3, not 1)."""
     gen = torch.Generator().manual_seed(4)
-    W0 = 1e-13 * (torch.randn(6, 3, generator=gen, dtype=torch.float64)
-                  @ torch.randn(3, 10, generator=gen, dtype=torch.float64))
+    W0 = 1e-13 * (
+        torch.randn(6, 3, generator=gen, dtype=torch.float64)
+        @ torch.randn(3, 10, generator=gen, dtype=torch.float64)
+    )
     Wc, R = compress_rank(W0)
     assert Wc.shape == (6, 3) and R.shape == (10, 3)
     M0 = W0 @ W0.T

@@ -103,9 +103,7 @@ def test_mlp_layerwise_nqf_is_composed_from_autograd_structure_matrices():
     def block1(c):  # output c of block 1
         return lambda U, x: U[3:, :][c] @ torch.tanh(U[:3, :].T @ x)
 
-    h = torch.stack(
-        [torch.sum(M1 * nqf.structure_matrix(block1(c), x, 8)) for c in range(5)]
-    )
+    h = torch.stack([torch.sum(M1 * nqf.structure_matrix(block1(c), x, 8)) for c in range(5)])
     block2 = lambda U, z: U[5] @ torch.tanh(U[:5].T @ z)
     A2 = nqf.structure_matrix(block2, torch.tanh(h), 6)
     assert torch.allclose(MLP.nqf(theta, x), torch.sum(M2 * A2), atol=1e-12)
@@ -125,16 +123,11 @@ def test_attention_layerwise_nqf_is_composed_from_autograd_expansions():
         quad = [nqf.quadratic_expansion(shift(a), (z, X), ATT.p1) for a in range(3)]
         assert all(e.zgz for e in quad)
     xbar_shift = torch.stack(
-        [
-            torch.sum(M1 * nqf.quadratic_expansion(shift(a), (q, X), ATT.p1).A)
-            for a in range(3)
-        ]
+        [torch.sum(M1 * nqf.quadratic_expansion(shift(a), (q, X), ATT.p1).A) for a in range(3)]
     )  # the same for every token
     readout = nqf_module(ATT.readout)
     X1 = X + xbar_shift[:, None]
-    assert torch.allclose(
-        ATT.nqf(theta, (q, X)), readout(W2, (q + xbar_shift, X1)), atol=1e-12
-    )
+    assert torch.allclose(ATT.nqf(theta, (q, X)), readout(W2, (q + xbar_shift, X1)), atol=1e-12)
     assert torch.allclose(ATT.leading(theta, (q, X)), readout(W2, (q, X)), atol=1e-12)
 
 
@@ -153,9 +146,7 @@ def test_remainders_shrink_like_the_square_of_the_scale():
         scales = torch.tensor([1e-3, 1e-2], dtype=torch.float64)
         for kind in ("nqf", "leading"):
             gaps = [
-                abs(
-                    float(model.forward(s * theta, x, kind) / model.f(s * theta, x) - 1)
-                )
+                abs(float(model.forward(s * theta, x, kind) / model.f(s * theta, x) - 1))
                 for s in scales
             ]
             assert abs(math.log(gaps[1] / gaps[0]) / math.log(10) - 2) < 0.05
@@ -212,16 +203,9 @@ def test_stacked_batches_match_single_calls(model, dtype, device):
     xs_d = cast(xs) if isinstance(xs, torch.Tensor) else tuple(cast(t) for t in xs)
     for kind in ("network", "nqf", "leading"):
         got = model.module(kind).batch(xs_d)(cast(thetas))
-        assert (
-            got.shape == (2, 5)
-            and got.dtype == dtype
-            and got.device.type == device.type
-        )
+        assert got.shape == (2, 5) and got.dtype == dtype and got.device.type == device.type
         ref = torch.stack(
-            [
-                torch.stack([model.forward(th, x, kind) for x in samples])
-                for th in thetas
-            ]
+            [torch.stack([model.forward(th, x, kind) for x in samples]) for th in thetas]
         )
         assert torch.allclose(got.cpu().double(), ref, atol=100 * tolerance(dtype))
 

@@ -15,9 +15,7 @@ def test_identity_init_starts_every_mode_at_eps(dtype, device):
     W = nqf.identity_init(1e-5, 6, dtype=dtype, device=device)
     assert W.shape == (6, 6) and W.dtype == dtype and W.device.type == device.type
     E = torch.linalg.qr(
-        torch.randn(
-            6, 6, generator=torch.Generator().manual_seed(0), dtype=torch.float64
-        )
+        torch.randn(6, 6, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     )[0]
     z = nqf.mode_strengths((W @ W.T).double().cpu(), E)  # any orthonormal basis
     assert torch.allclose(z, torch.full((6,), 1e-5, dtype=torch.float64), rtol=1e-5)

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -50,34 +51,43 @@ def test_every_public_name_and_architecture_method_is_covered():
     assert {n.split(".")[1] for n in names if n.startswith("arch.")} >= set(ARCHITECTURES)
 
 
-@pytest.mark.parametrize("name, make", [(c[0], c[1]) for c in CASES],
-                         ids=[c[0] for c in CASES])
+def test_ids_are_the_same_in_every_process():
+    # pytest-xdist's workers collect separately and must agree on every ID: no memory address
+    ids = [f"{c[0]}-{c[2]}-{c[3]}" for c in BAD_CALLS + GOOD_CALLS]
+    assert not [i for i in ids if re.search(r"0x[0-9a-fA-F]{4,}", i)]
+
+
+@pytest.mark.parametrize("name, make", [(c[0], c[1]) for c in CASES], ids=[c[0] for c in CASES])
 def test_the_valid_call_works(name, make):
     fn = resolve(name)
     assert fn is not None, f"{name} is not in the package"
     result = fn(**make())
-    if name not in ("ntk_drift", "drift_scaling"):          # fields are finite there too, but
-        assert not contains_nonfinite(result), name          # a mode may legitimately never ignite
+    if name not in ("ntk_drift", "drift_scaling"):  # fields are finite there too, but
+        assert not contains_nonfinite(result), name  # a mode may legitimately never ignite
 
 
-@pytest.mark.parametrize("name, make, arg, what, bad", BAD_CALLS,
-                         ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in BAD_CALLS])
+@pytest.mark.parametrize(
+    "name, make, arg, what, bad", BAD_CALLS, ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in BAD_CALLS]
+)
 def test_bad_input_is_refused_naming_the_argument(name, make, arg, what, bad):
     assert_refused(name, make, arg, what, bad)
 
 
-@pytest.mark.parametrize("name, make, arg, what, good, same", GOOD_CALLS,
-                         ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in GOOD_CALLS])
+@pytest.mark.parametrize(
+    "name, make, arg, what, good, same",
+    GOOD_CALLS,
+    ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in GOOD_CALLS],
+)
 def test_accepted_variants_give_the_result(name, make, arg, what, good, same):
     fn = resolve(name)
     reference = fn(**make())
     kwargs = make()
     kwargs[arg] = good
     with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)          # e.g. torch's on requires_grad
+        warnings.simplefilter("error", UserWarning)  # e.g. torch's on requires_grad
         result = call_with_limit(fn, kwargs)
     assert not contains_nonfinite(result), f"{name}({arg} = {what}): non-finite result"
     if same:
-        assert same_result(reference, result, exact=what == "a list"), \
+        assert same_result(reference, result, exact=what == "a list"), (
             f"{name}({arg} = {what}) changes the result"
-
+        )

@@ -1,4 +1,5 @@
-"""Two-layer networks and their NQF (nqf_mini.networks): gradients, the quadratic form, optimisers."""
+"""Two-layer networks and their NQF (nqf_mini.networks): gradients, the quadratic form,
+optimisers."""
 
 import numpy as np
 import pytest
@@ -26,7 +27,8 @@ def _data(n=24, p=5, K=3, seed=0):
 
 
 @pytest.mark.parametrize("model", ["network", "nqf"])
-@pytest.mark.parametrize("activation", ["tanh", "cubic", "softplus0", "silu", "sin", "gelu"])
+@pytest.mark.parametrize("activation", ["tanh", "cubic", "softplus0", "silu", "sin", "gelu",
+                                        "tanh_no_cubic"])
 def test_hand_written_gradients_match_autograd(model, activation):
     X, Y = _data()
     U0, V0 = two_layer_init(5, 7, 3, 0.4, seed=1)
@@ -183,3 +185,11 @@ def test_gaps_and_first_exceeding():
     assert np.allclose(relative_gap(2 * a, a), [1.0, 1.0])
     with pytest.raises(ValueError, match="equal shapes"):
         relative_gap(a, a[:1])
+
+
+def test_tanh_without_its_cubic_term_starts_at_the_fifth_order():
+    """tanh z + z^3/3 = z + 2 z^5 / 15 + O(z^7): the control activation of Chapter 6."""
+    from nqf_mini.activations import get_activation
+    z = torch.tensor([1e-2, 3e-2, -2e-2], dtype=torch.float64)
+    phi = get_activation("tanh_no_cubic")
+    assert torch.allclose((phi(z) - z) / z ** 5, torch.full_like(z, 2 / 15), rtol=1e-2)

@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 
+import nqf_mini as nqf
 from nqf_mini import ntk
 from nqf_mini import DivergenceError
 
@@ -65,6 +66,23 @@ def test_drift_errors():
 ])
 def test_ntk_regime_boundaries(alpha_A, alpha_B, regime):
     assert ntk.ntk_regime(alpha_A, alpha_B) == regime
+
+
+def test_drift_reports_the_unit_sum_it_reached():
+    """unit_sum is |m(T)| of the same run: replay simulate_W from ntk_drift's initialisation."""
+    prob = ntk.scaled_nqf_problem(32, 1.0, 1.5)
+    result = ntk.ntk_drift(prob, lr=0.02)
+    W0 = ntk.initial_weights(prob, seed=1)                   # ntk_drift's default seed
+    run = nqf.simulate_W(prob.A, prob.y, W0, 0.02, 20000, g=prob.g, B=prob.B, stop_below=0.5)
+    assert math.isclose(result.unit_sum, float(run.W.sum(dim=1).norm()), rel_tol=1e-12)
+    assert math.isclose(result.time, 0.02 * (run.loss.shape[0] - 1), rel_tol=1e-12)
+
+
+def test_drift_scaling_keeps_each_widths_time_and_unit_sum():
+    fit = ntk.drift_scaling(1.0, 2.0, widths=(16, 64), lr=0.02)
+    for d, drift, time, m in zip(fit.widths, fit.drifts, fit.times, fit.unit_sums):
+        one = ntk.ntk_drift(ntk.scaled_nqf_problem(int(d), 1.0, 2.0), lr=0.02)
+        assert (one.drift, one.time, one.unit_sum) == (drift, time, m)
 
 
 @pytest.mark.parametrize("d", [16, 4096])

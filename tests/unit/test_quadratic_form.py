@@ -14,8 +14,9 @@ SMOOTH = [name for name, a in ACTIVATIONS.items() if a.smooth and a.phi0 == 0.0]
 
 
 def mlp_f(phi):
-    def f(W, x):                     # W: (n_in + 1, d), units are columns
+    def f(W, x):  # W: (n_in + 1, d), units are columns
         return W[-1] @ phi(W[:-1].T @ x)
+
     return f
 
 
@@ -24,8 +25,16 @@ def test_mlp_structure_matrix_matches_closed_form(name, dtype, device):
     act = ACTIVATIONS[name]
     x = torch.randn(5, generator=torch.Generator().manual_seed(1), dtype=dtype).to(device)
     A = nqf.structure_matrix(mlp_f(act), x, 6, dtype=dtype)
-    expected = act.phi1 / 2 * torch.cat([torch.cat([torch.zeros(5, 5), x.cpu()[:, None]], 1),
-                                         torch.cat([x.cpu()[None, :], torch.zeros(1, 1)], 1)])
+    expected = (
+        act.phi1
+        / 2
+        * torch.cat(
+            [
+                torch.cat([torch.zeros(5, 5), x.cpu()[:, None]], 1),
+                torch.cat([x.cpu()[None, :], torch.zeros(1, 1)], 1),
+            ]
+        )
+    )
     assert A.dtype == dtype and A.device.type == device.type
     assert torch.allclose(A.cpu().double(), expected.double(), atol=tolerance(dtype), rtol=0)
 
@@ -52,8 +61,10 @@ def test_structure_matrix_is_half_the_per_unit_hessian():
     x = torch.tensor([0.3, -1.2], dtype=torch.float64)
     f = mlp_f(torch.tanh)
     A = nqf.structure_matrix(f, x, 3)
-    H = torch.autograd.functional.hessian(lambda w: f(torch.stack([w, torch.zeros(3)], 1).double(), x),
-                                          torch.zeros(3, dtype=torch.float64))
+    H = torch.autograd.functional.hessian(
+        lambda w: f(torch.stack([w, torch.zeros(3)], 1).double(), x),
+        torch.zeros(3, dtype=torch.float64),
+    )
     assert torch.allclose(A, H / 2, atol=1e-15)
 
 
@@ -64,7 +75,7 @@ def test_relu_autograd_pitfall_returns_zero():
 
 def test_non_zgz_module_raises_and_general_form_is_returned():
     x = torch.tensor([0.4, -0.7], dtype=torch.float64)
-    f = mlp_f(lambda z: torch.tanh(z + 0.5))      # frozen bias: phi(0) != 0
+    f = mlp_f(lambda z: torch.tanh(z + 0.5))  # frozen bias: phi(0) != 0
     with pytest.raises(ValueError, match="violates ZGZ.*quadratic_expansion"):
         nqf.structure_matrix(f, x, 3)
     exp = nqf.quadratic_expansion(f, x, 3)
@@ -74,8 +85,9 @@ def test_non_zgz_module_raises_and_general_form_is_returned():
 
 
 def test_cross_unit_hessian_raises():
-    def f(W, x):                                   # mu^T x squared couples different units
+    def f(W, x):  # mu^T x squared couples different units
         return (W.sum(dim=1) @ x) ** 2
+
     x = torch.tensor([1.0, 2.0], dtype=torch.float64)
     with pytest.raises(ValueError, match="cross-unit Hessian"):
         nqf.structure_matrix(f, x, 2)
@@ -86,8 +98,10 @@ def test_cross_unit_hessian_raises():
 
 def test_general_form_reproduces_second_order_terms():
     """f0 + g.mu + mu^T B mu + Tr[M A] matches f up to O(s^3) for a non-ZGZ module."""
+
     def f(W, x):
         return torch.sigmoid(W[:-1].T @ x + W[-1]).sum() + (W.sum(1) @ W.sum(1)) * 0.3
+
     x = torch.tensor([0.5, -1.0], dtype=torch.float64)
     W = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     fit = nqf.remainder_order(f, x, W, d=4)
@@ -96,17 +110,21 @@ def test_general_form_reproduces_second_order_terms():
 
 def test_asymmetric_module_is_refused():
     def f(W, x):
-        return W[0, 0] * x[0] + (W[:, 1] ** 2).sum()   # unit 1 and unit 2 behave differently
+        return W[0, 0] * x[0] + (W[:, 1] ** 2).sum()  # unit 1 and unit 2 behave differently
+
     with pytest.raises(ValueError, match="not symmetric under swapping"):
         nqf.structure_matrix(f, torch.ones(2, dtype=torch.float64), 2)
 
 
-@pytest.mark.parametrize("bad, exc, match", [
-    (dict(p=0), ValueError, "argument `p`: expected an integer >= 1, got 0"),
-    (dict(p=2.5), TypeError, "argument `p`"),
-    (dict(d=1), ValueError, "argument `d`: expected an integer >= 2"),
-    (dict(dtype=torch.int64), TypeError, "argument `dtype`"),
-])
+@pytest.mark.parametrize(
+    "bad, exc, match",
+    [
+        (dict(p=0), ValueError, "argument `p`: expected an integer >= 1, got 0"),
+        (dict(p=2.5), TypeError, "argument `p`"),
+        (dict(d=1), ValueError, "argument `d`: expected an integer >= 2"),
+        (dict(dtype=torch.int64), TypeError, "argument `dtype`"),
+    ],
+)
 def test_bad_arguments_name_the_argument(bad, exc, match):
     kwargs = dict(p=3, d=2) | bad
     with pytest.raises(exc, match=match):
@@ -114,7 +132,9 @@ def test_bad_arguments_name_the_argument(bad, exc, match):
 
 
 def test_non_scalar_output_is_refused():
-    with pytest.raises(ValueError, match="expected f\\(W, x\\) to return a scalar, got a tensor of shape \\(2,\\)"):
+    with pytest.raises(
+        ValueError, match="expected f\\(W, x\\) to return a scalar, got a tensor of shape \\(2,\\)"
+    ):
         nqf.structure_matrix(lambda W, x: W[:, 0], torch.ones(2), 2)
     with pytest.raises(TypeError, match="to return a tensor"):
         nqf.structure_matrix(lambda W, x: 1.0, torch.ones(2), 2)
@@ -154,6 +174,7 @@ def test_nqf_value_is_the_trace_for_non_symmetric_matrices():
 def test_a_module_that_is_nan_at_zero_is_refused():
     """f(0, x) = NaN with finite derivatives: the expansion would carry f0 = NaN; it is refused
     naming `f` (a module that is NaN everywhere is refused by its gradient too)."""
+
     def f(W, x):
         value = (W.T @ x).square().sum()
         return value + (math.nan if bool((W == 0).all()) else 0.0)

@@ -34,12 +34,12 @@ def test_the_readme_example_runs_and_prints_what_the_readme_shows():
     namespace: dict = {}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, str(README), "exec"), namespace)     # noqa: S102 - our own README
+        exec(compile(code, str(README), "exec"), namespace)  # our own README
     assert out.getvalue() == shown
     measured, predicted = namespace["measured"], namespace["predicted"]
     leading, zstar, b = namespace["leading"], namespace["zstar"], namespace["b"]
     assert torch.isfinite(measured).all()
-    assert (measured - predicted).abs().max() < 0.2                  # the recorded grid
-    offset = torch.log(zstar) / (4 * b)                             # ln(z*_k) / zeta_k
+    assert (measured - predicted).abs().max() < 0.2  # the recorded grid
+    offset = torch.log(zstar) / (4 * b)  # ln(z*_k) / zeta_k
     assert torch.allclose(leading + offset, predicted, rtol=1e-2)
     assert max(len(line) for line in code.splitlines()) <= 88

@@ -6,7 +6,12 @@ import torch
 from nqf_mini.commutativity import max_commutator
 from nqf_mini.dynamics import simulate_M
 from nqf_mini.lotka_volterra import mode_strengths
-from nqf_mini.riccati import isotropic_dataset, isotropy_constant, riccati_closed_form, single_sample_solution
+from nqf_mini.riccati import (
+    isotropic_dataset,
+    isotropy_constant,
+    riccati_closed_form,
+    single_sample_solution,
+)
 
 torch.set_num_threads(1)
 
@@ -18,6 +23,7 @@ def _rel(a, b):
 def _riccati_rk4(B, kappa, M0, t_end, h):
     def rhs(M):
         return 2 * (B @ M + M @ B) - 4 * kappa * M @ M
+
     M, steps = M0.clone(), round(t_end / h)
     for _ in range(steps):
         k1 = rhs(M)
@@ -42,7 +48,7 @@ def test_isotropic_dataset_is_isotropic_and_not_commuting():
 def test_closed_form_matches_the_m_space_flow():
     A, y = isotropic_dataset(4, seed=0, device="cpu")
     kappa, n = isotropy_constant(A), A.shape[0]
-    B = torch.einsum("n,npq->pq", y, A) / n                              # (1/n) sum y_mu A_mu
+    B = torch.einsum("n,npq->pq", y, A) / n  # (1/n) sum y_mu A_mu
     W0 = 0.1 * torch.randn(4, 2, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     flow = simulate_M(A, y, W0 @ W0.T, 0.01, 3000, method="flow", record_every=300, device="cpu")
     M = riccati_closed_form(B, kappa, W0, torch.tensor(flow.times))
@@ -54,7 +60,7 @@ def test_closed_form_matches_the_m_space_flow():
 def test_closed_form_with_a_zero_eigenvalue_and_its_limit():
     gen = torch.Generator().manual_seed(4)
     Q, _ = torch.linalg.qr(torch.randn(4, 4, generator=gen, dtype=torch.float64))
-    lam = torch.tensor([1.0, 0.5, 0.0, -0.7], dtype=torch.float64)     # K(t) -> t for lambda = 0
+    lam = torch.tensor([1.0, 0.5, 0.0, -0.7], dtype=torch.float64)  # K(t) -> t for lambda = 0
     B, kappa = Q @ torch.diag(lam) @ Q.T, 0.3
     W0 = 0.2 * torch.randn(4, 4, generator=gen, dtype=torch.float64)
     exact = riccati_closed_form(B, kappa, W0, 2.0)
@@ -64,8 +70,9 @@ def test_closed_form_with_a_zero_eigenvalue_and_its_limit():
     late = riccati_closed_form(B2, kappa, W0, torch.tensor([5.0, 80.0]))  # M(inf) = P+ B P+ / kappa
     P = Q[:, :2] @ Q[:, :2].T
     assert torch.allclose(late[0], P @ B2 @ P / kappa, atol=1e-6)
-    assert torch.allclose(late[1], P @ B2 @ P / kappa, atol=1e-12)       # e^{4 lam t} = e^{480}: no overflow
-    one = riccati_closed_form(B2, kappa, W0[:, :1], 80.0)                # d = 1: only the top direction
+    # e^{4 lam t} = e^{480}: no overflow
+    assert torch.allclose(late[1], P @ B2 @ P / kappa, atol=1e-12)
+    one = riccati_closed_form(B2, kappa, W0[:, :1], 80.0)  # d = 1: only the top direction
     assert torch.allclose(one, 1.5 * torch.outer(Q[:, 0], Q[:, 0]) / kappa, atol=1e-12)
     early = riccati_closed_form(B, kappa, W0, torch.tensor([0.0, 1e-4]))
     M0 = W0 @ W0.T
@@ -77,10 +84,18 @@ def test_single_sample_solution_matches_the_flow():
     gen = torch.Generator().manual_seed(2)
     a = torch.tensor([1.0, -0.5, 0.3, 2.0], dtype=torch.float64)
     E, _ = torch.linalg.qr(torch.randn(4, 4, generator=gen, dtype=torch.float64))
-    A = (E @ torch.diag(a) @ E.T)[None]                                   # n = 1
+    A = (E @ torch.diag(a) @ E.T)[None]  # n = 1
     M0 = 0.01 * torch.eye(4, dtype=torch.float64)
-    flow = simulate_M(A, torch.tensor([0.7], dtype=torch.float64), M0, 0.002, 5000, method="flow", record_every=500,
-                      device="cpu")
+    flow = simulate_M(
+        A,
+        torch.tensor([0.7], dtype=torch.float64),
+        M0,
+        0.002,
+        5000,
+        method="flow",
+        record_every=500,
+        device="cpu",
+    )
     z = single_sample_solution(a, 0.7, torch.full((4,), 0.01, dtype=torch.float64), flow.times)
     assert z.shape == (11, 4)
     assert _rel(z, mode_strengths(flow.M_traj, E)) <= 1e-8
@@ -125,8 +140,8 @@ def test_isotropy_tolerance_follows_the_precision_of_the_data(dtype, rtol):
 def test_riccati_overflow_message_quotes_the_limit_of_the_dtype(dtype, limit):
     B = torch.diag(torch.tensor([1.0, 0.5], dtype=dtype))
     W0 = 0.1 * torch.ones(2, 2, dtype=dtype)
-    t_end = 60.0 if dtype == torch.float32 else 400.0       # 2 lambda t = 120 > 89; 800 > 710
+    t_end = 60.0 if dtype == torch.float32 else 400.0  # 2 lambda t = 120 > 89; 800 > 710
     with pytest.raises(ValueError, match=f"overflows in {dtype}.*{limit}"):
         riccati_closed_form(B, 0.5, W0, torch.tensor([0.0, t_end], dtype=dtype))
     M = riccati_closed_form(B, 0.5, W0, torch.tensor([0.0, 40.0], dtype=dtype))
-    assert torch.isfinite(M).all()                          # below the limit it is finite
+    assert torch.isfinite(M).all()  # below the limit it is finite

@@ -18,7 +18,9 @@ def test_permutation_symmetry_detects_a_broken_module():
     mlp = nqf.make_architecture("mlp", n_in=3)
     x = mlp.sample_input()
     assert nqf.permutation_asymmetry(mlp.f, x, mlp.p) < 1e-14
-    weighted = lambda W, x: (torch.arange(1.0, W.shape[1] + 1, dtype=W.dtype) * (W[-1] * torch.tanh(W[:-1].T @ x))).sum()
+    weighted = lambda W, x: (
+        torch.arange(1.0, W.shape[1] + 1, dtype=W.dtype) * (W[-1] * torch.tanh(W[:-1].T @ x))
+    ).sum()
     assert nqf.permutation_asymmetry(weighted, x, mlp.p) > 1e-2
     assert not is_permutation_symmetric(weighted, x, mlp.p)
 
@@ -32,8 +34,9 @@ def test_zgz_holds_for_mlp_and_fails_with_frozen_bias():
     assert not nqf.satisfies_zgz(bad.f, x, bad.p)
 
 
-@pytest.mark.parametrize("phi, order", [("tanh", 4), ("sin", 4), ("silu", 3), ("gelu", 3),
-                                        ("softplus0", 3), ("relu", 2)])
+@pytest.mark.parametrize(
+    "phi, order", [("tanh", 4), ("sin", 4), ("silu", 3), ("gelu", 3), ("softplus0", 3), ("relu", 2)]
+)
 def test_remainder_order_of_mlp(phi, order):
     arch = nqf.make_architecture("mlp", n_in=4, phi=phi)
     fit = nqf.remainder_order(arch.f, arch.sample_input(2), W_random(arch.p, 8))
@@ -67,5 +70,9 @@ def test_remainder_scales_are_validated():
 def test_same_seed_same_answer():
     arch = nqf.make_architecture("mlp", phi="silu")
     x = arch.sample_input(3)
-    assert nqf.permutation_asymmetry(arch.f, x, arch.p, seed=5) == nqf.permutation_asymmetry(arch.f, x, arch.p, seed=5)
-    assert nqf.zgz_violation(arch.f, x, arch.p, seed=5) == nqf.zgz_violation(arch.f, x, arch.p, seed=5)
+    assert nqf.permutation_asymmetry(arch.f, x, arch.p, seed=5) == nqf.permutation_asymmetry(
+        arch.f, x, arch.p, seed=5
+    )
+    assert nqf.zgz_violation(arch.f, x, arch.p, seed=5) == nqf.zgz_violation(
+        arch.f, x, arch.p, seed=5
+    )

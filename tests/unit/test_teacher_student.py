@@ -1,4 +1,5 @@
-"""The teacher-student helpers of Chapter 7: teacher, seeded stream, closed-form best linear loss."""
+"""The teacher-student helpers of Chapter 7: teacher, seeded stream, closed-form best linear
+loss."""
 
 import pytest
 import torch

@@ -26,10 +26,9 @@ def _problem(seed=0, n=12, R=3):
     X = torch.randn(n, 3, generator=gen, dtype=torch.float64)
     Y = torch.randn(R, n, generator=gen, dtype=torch.float64)
     W0 = torch.stack(
-        [
-            s * torch.randn(arch.p, 5, generator=gen, dtype=torch.float64)
-            for s in (0.01, 0.1, 0.5)
-        ][:R]
+        [s * torch.randn(arch.p, 5, generator=gen, dtype=torch.float64) for s in (0.01, 0.1, 0.5)][
+            :R
+        ]
     )
     return arch, X, Y, W0
 
@@ -64,9 +63,7 @@ def test_stacked_runs_are_the_runs_one_at_a_time(kw, dtype, device):
         tol = 100 * tolerance(dtype)
         assert torch.allclose(part.W.cpu().double(), one.W, atol=tol, rtol=tol)
         assert np.allclose(part.loss, one.loss, atol=tol, rtol=tol)
-        assert torch.allclose(
-            part.outputs.cpu().double(), one.outputs, atol=tol, rtol=tol
-        )
+        assert torch.allclose(part.outputs.cpu().double(), one.outputs, atol=tol, rtol=tol)
 
 
 def test_shared_targets_for_all_runs():
@@ -88,18 +85,14 @@ def test_a_stream_is_the_minibatch_path_fed_the_same_batches(dtype, device):
     batched = nqf.train_module(
         arch.f, X, Y[0], W0[1], lr=0.1, steps=30, batch_size=4, seed=5, record_every=10
     )
-    assert torch.allclose(
-        online.W.cpu().double(), batched.W, atol=100 * tolerance(dtype)
-    )
+    assert torch.allclose(online.W.cpu().double(), batched.W, atol=100 * tolerance(dtype))
     assert np.allclose(online.loss, batched.loss, atol=100 * tolerance(dtype))
 
 
 def test_a_stream_of_stacked_targets():
     arch, X, Y, W0 = _problem()
     stream = lambda t: (X[t % 12 : t % 12 + 1], Y[:, t % 12 : t % 12 + 1])
-    both = nqf.train_module(
-        arch.f, X, Y, W0, lr=0.1, steps=15, stream=stream, stacked=True
-    )
+    both = nqf.train_module(arch.f, X, Y, W0, lr=0.1, steps=15, stream=stream, stacked=True)
     for r in range(3):
         one = nqf.train_module(
             arch.f,
@@ -119,9 +112,7 @@ def test_flat_parameters_follow_gradient_descent_written_out():
     X = torch.randn(10, 3, generator=gen, dtype=torch.float64)
     y = torch.randn(10, generator=gen, dtype=torch.float64)
     theta = model.init(0.3, seed=1)
-    run = nqf.train_module(
-        model.module("network"), X, y, theta, lr=0.05, steps=20, record_every=20
-    )
+    run = nqf.train_module(model.module("network"), X, y, theta, lr=0.05, steps=20, record_every=20)
     assert run.M_traj is None and run.W.shape == (model.P,)
     w = theta.clone()
     for _ in range(20):
@@ -168,9 +159,7 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="`xs`"):
         nqf.train_module(arch.f, X[:5], Y[0], W0[0], **call)
     with pytest.raises(ValueError, match="`batch_size`"):
-        nqf.train_module(
-            arch.f, X, Y[0], W0[0], stream=lambda t: (X, Y[0]), batch_size=2, **call
-        )
+        nqf.train_module(arch.f, X, Y[0], W0[0], stream=lambda t: (X, Y[0]), batch_size=2, **call)
     with pytest.raises(TypeError, match="`stream`"):
         nqf.train_module(arch.f, X, Y[0], W0[0], stream=3, **call)
     with pytest.raises(ValueError, match="`stream`"):

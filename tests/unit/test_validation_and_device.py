@@ -14,7 +14,9 @@ from .input_cases import call_with_limit
 def test_as_tensor_messages():
     with pytest.raises(ValueError, match="argument `x`: expected a 2-D tensor, got shape \\(3,\\)"):
         v.as_tensor("x", [1.0, 2.0, 3.0], ndim=2)
-    with pytest.raises(TypeError, match="argument `x`: expected a real tensor, got dtype torch.complex64"):
+    with pytest.raises(
+        TypeError, match="argument `x`: expected a real tensor, got dtype torch.complex64"
+    ):
         v.as_tensor("x", torch.zeros(2, dtype=torch.complex64))
     with pytest.raises(TypeError, match="argument `x`: expected a tensor or array of numbers"):
         v.as_tensor("x", "abc")
@@ -22,9 +24,14 @@ def test_as_tensor_messages():
 
 
 def test_symmetry_and_psd_checks():
-    with pytest.raises(ValueError, match="argument `A`: expected symmetric matrices, got max \\|X - X\\^T\\| = 1"):
+    with pytest.raises(
+        ValueError, match="argument `A`: expected symmetric matrices, got max \\|X - X\\^T\\| = 1"
+    ):
         v.require_symmetric("A", torch.tensor([[0.0, 1.0], [0.0, 0.0]]))
-    with pytest.raises(ValueError, match="argument `M0`: expected a positive semi-definite matrix, got smallest eigenvalue -1"):
+    with pytest.raises(
+        ValueError,
+        match="argument `M0`: expected a positive semi-definite matrix, got smallest eigenvalue -1",
+    ):
         v.require_psd("M0", torch.diag(torch.tensor([1.0, -1.0])))
     v.require_psd("M0", torch.eye(3))
 
@@ -34,7 +41,9 @@ def test_sign_and_integer_checks():
         v.require_positive("lr", -0.1)
     with pytest.raises(TypeError, match="argument `steps`: expected an integer >= 1"):
         v.require_positive_int("steps", 2.0)
-    with pytest.raises(ValueError, match="argument `W`: expected shape \\(3, \\*\\), got \\(2, 5\\)"):
+    with pytest.raises(
+        ValueError, match="argument `W`: expected shape \\(3, \\*\\), got \\(2, 5\\)"
+    ):
         v.require_shape("W", torch.zeros(2, 5), (3, None))
 
 
@@ -54,7 +63,9 @@ def test_default_device_and_override(monkeypatch):
 
 
 def test_make_architecture_rejects_unknown_names():
-    with pytest.raises(ValueError, match="argument `name`: expected one of .* got 'transformer9000'"):
+    with pytest.raises(
+        ValueError, match="argument `name`: expected one of .* got 'transformer9000'"
+    ):
         nqf.make_architecture("transformer9000")
     with pytest.raises(ValueError, match="argument `phi`"):
         nqf.make_architecture("mlp", phi="swish2")
@@ -72,6 +83,7 @@ def test_explicit_devices_are_checked_like_nqf_device(monkeypatch):
     """device= is parsed and checked as NQF_DEVICE is: a device this machine lacks is a
     ValueError naming `device` (torch's AssertionError before)."""
     from nqf_mini.device import resolve_device
+
     assert resolve_device("cpu") == torch.device("cpu")
     assert resolve_device(torch.device("cpu")) == torch.device("cpu")
     with pytest.raises(ValueError, match="argument `device`: expected a torch device"):
@@ -81,7 +93,7 @@ def test_explicit_devices_are_checked_like_nqf_device(monkeypatch):
     with pytest.raises(ValueError, match="argument `device` asks for 'meta'"):
         nqf.identity_init(1e-3, 3, device="meta")
     if (torch.cuda.device_count() if torch.cuda.is_available() else 0) > 7:
-        return                                              # a machine with 8 GPUs
+        return  # a machine with 8 GPUs
     with pytest.raises(ValueError, match="argument `device` asks for 'cuda:7'"):
         nqf.feature_wise_curve(2.0, 0.8, 10, [1.0, 10.0], device="cuda:7")
     monkeypatch.setenv("NQF_DEVICE", "cuda:7")
@@ -103,11 +115,23 @@ def test_sizes_fail_before_allocating_and_counts_before_running():
     with pytest.raises(ValueError, match="argument `p`: .* would need"):
         nqf.isotropic_dataset(10**6)
     with pytest.raises(ValueError, match=r"argument `steps`: expected an integer <= 10,000,000"):
-        call_with_limit(nqf.simulate_M, dict(A=torch.eye(2).expand(3, 2, 2), y=torch.ones(3),
-                                             M0=torch.eye(2), lr=0.1, steps=10**12), 10)
+        call_with_limit(
+            nqf.simulate_M,
+            dict(
+                A=torch.eye(2).expand(3, 2, 2),
+                y=torch.ones(3),
+                M0=torch.eye(2),
+                lr=0.1,
+                steps=10**12,
+            ),
+            10,
+        )
     with pytest.raises(ValueError, match="argument `trials`"):
-        call_with_limit(nqf.permutation_asymmetry, dict(f=lambda W, x: (W**2).sum(),
-                                                        x=torch.ones(2), p=2, trials=10**12), 10)
+        call_with_limit(
+            nqf.permutation_asymmetry,
+            dict(f=lambda W, x: (W**2).sum(), x=torch.ones(2), p=2, trials=10**12),
+            10,
+        )
     with pytest.raises(ValueError, match="argument `max_step`: .* RK4 steps"):
         nqf.lotka_volterra([1.0], [[1.0]], [1e-3], [0.0, 10.0], max_step=1e-300)
 
@@ -119,7 +143,7 @@ def test_optional_arguments_are_checked_when_given():
         with pytest.raises((ValueError, TypeError), match=f"argument `{match}`"):
             nqf.simulate_W(A, y, W0, 0.1, 3, stop_below=bad)
     with pytest.raises(TypeError, match="argument `momentum`"):
-        nqf.simulate_W(A, y, W0, 0.1, 3, momentum="abc")           # optimizer='sgd' too
+        nqf.simulate_W(A, y, W0, 0.1, 3, momentum="abc")  # optimizer='sgd' too
     with pytest.raises(TypeError, match="argument `dtype`"):
         nqf.identity_init(1e-3, 3, dtype=torch.int64)
     with pytest.raises(TypeError, match="argument `mu0`"):
