@@ -236,3 +236,56 @@ def scaled_remainder(U: Any, V: Any, X: Any, scales: Sequence[float],
     slope = float(np.polyfit(np.log(s), np.log(rem), 1)[0])
     rel_slope = float(np.polyfit(np.log(s), np.log(rel), 1)[0])
     return ScaledRemainder(s, rem, rel, slope, rel_slope)
+
+
+# --- the scales at which a remainder order can be measured (Chapter 2) ---------------------------
+
+def asymptotic_scales(
+    f: Module, x: Any, W: torch.Tensor, expansion: QuadraticExpansion | None = None, *,
+    drop_linear: bool = False, d: int = 2, margin: float = 1e4, decades: float = 1.5,
+    points: int = 9,
+) -> np.ndarray:
+    """The smallest window of scales on which R(s) stands ``margin`` times above round-off.
+
+    The fitted slope of :func:`remainder_order` approaches the order k of the remainder
+    R(s) = c_k s^k + c_{k+1} s^{k+1} + ... only as s -> 0: the next term bends the fit by about
+    (c_{k+1}/c_k) s, and a draw of W whose leading coefficient c_k happens to be small bends it
+    a lot (Chapters 1 and 2). Going to small s is limited by round-off: eps times the size of
+    the terms that R(s) subtracts from one another, |f0| + s |g||mu| + s^2 (|A|:|M| + |mu|^T
+    |B| |mu|) + |f(sW) - f0| (absolute values entrywise), which depends on the module (a
+    constant f0, a linear term g.mu). This function scans s from 1e-8 to 1e-1 and returns
+    ``points`` scales spanning ``decades`` decades from the smallest s above which R(s) stands
+    ``margin`` times above that round-off everywhere; for an exactly quadratic model (no such
+    s) it returns :data:`DEFAULT_SCALES`.
+
+    Args:
+        f, x, W, expansion, drop_linear, d: as in :func:`remainder_curve`.
+        margin: how far above round-off (eps = 2.2e-16 times the size of f) R must stand.
+        decades: width of the window, in decades of s.
+        points: number of scales returned.
+
+    Returns:
+        A numpy array of ``points`` increasing scales.
+    """
+    margin = require_positive("margin", margin)
+    decades = require_positive("decades", decades)
+    points = require_positive_int("points", points, minimum=2)
+    grid = np.geomspace(1e-8, 1e-1, 57)
+    W = as_tensor("W", W, ndim=2, dtype=torch.float64)
+    xs, _ = prepare_call(f, x, torch.float64, W.device)
+    if expansion is None:
+        expansion = quadratic_expansion(f, xs, W.shape[0], require_positive_int("d", d, minimum=2),
+                                        device=W.device)
+    rem, sig = remainder_curve(f, xs, W, grid, expansion, drop_linear=drop_linear, d=d)
+    m, M, exp = W.sum(dim=1).abs(), (W @ W.T).abs(), expansion
+    linear = (exp.g.abs() @ m).item()                       # sizes of the predicted terms
+    quadratic = ((exp.A.abs() * M).sum() + m @ exp.B.abs() @ m).item()
+    size = abs(float(exp.f0)) + grid * linear + grid**2 * quadratic + sig
+    round_off = np.finfo(np.float64).eps * size
+    above = rem > margin * round_off
+    valid = np.flatnonzero(np.logical_and.accumulate(above[::-1])[::-1])  # above from here on
+    top = grid[-1] / 10**decades
+    if valid.size == 0 or grid[valid[0]] > top:
+        return np.array(DEFAULT_SCALES)
+    start = grid[valid[0]]
+    return np.geomspace(start, start * 10**decades, points)

@@ -36,6 +36,9 @@ CASES = [
     ("moe", {"gate": "sigmoid"}),
     ("moe", {"gate": "softmax"}),
     ("moe", {"gate": "softmax", "n_in": 2, "n_experts": 5}),
+    ("moe", {"gate": "linear", "expert": "neuron"}),  # A = 0: the leading order is cubic
+    ("moe", {"gate": "tanh", "expert": "neuron"}),
+    ("moe", {"gate": "sigmoid", "expert": "neuron", "n_in": 4}),  # A = O(x)/2, gate invisible
     ("phase_retrieval", {}),
     ("symmetric_sensing", {}),
     ("asymmetric_sensing", {}),
@@ -209,6 +212,24 @@ def test_softmax_moe_closed_forms_depend_on_the_number_of_experts():
     assert max_error(wrong_d.A, arch.A(x)) > 0.01
 
 
+def test_sigmoid_gate_over_neuron_experts_is_the_halved_mlp_at_second_order():
+    """With experts a_i tanh(b_i^T x) the sigmoid gate keeps ZGZ and drops out of A: the
+    second-order model is the two-layer network of (b_i, a_i) with readout sigma(0) = 1/2, and
+    the gate enters at third order, (1/4) (r_i^T x) a_i (b_i^T x) per unit."""
+    arch = make_architecture("moe", n_in=3, gate="sigmoid", expert="neuron")
+    mlp = make_architecture("mlp", n_in=3, phi="tanh")
+    x, W = arch.sample_input(5), W_random(arch.p, 4, seed=6)
+    assert nqf.satisfies_zgz(arch.f, x, arch.p)
+    A = nqf.structure_matrix(arch.f, x, arch.p)
+    assert torch.count_nonzero(A[:3]) == 0 and torch.count_nonzero(A[:, :3]) == 0
+    assert max_error(A[3:, 3:], mlp.A(x) / 2) < 1e-14
+    r, b, a = W[:3], W[3:6], W[6]
+    cubic = ((r.T @ x) * a * (b.T @ x)).sum().item() / 4
+    for s in (1e-3, 1e-4):
+        rest = arch.f(s * W, x).item() - s**2 * torch.einsum("pi,pq,qi->", W, A, W).item()
+        assert abs(rest / (s**3 * cubic) - 1) < 50 * s          # next term: O(s^4)
+
+
 def test_patch_matrix_agrees_with_conv1d():
     x = torch.randn(2, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     u = torch.randn(4, 2, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
@@ -261,6 +282,8 @@ def test_make_architecture_rejects_unknown_names():
     ("qk_attention", {"n_heads": 1}, "argument `n_heads`"),
     ("moe", {"gate": "top1"}, "argument `gate`"),
     ("moe", {"n_experts": 1}, "argument `n_experts`"),
+    ("moe", {"expert": "relu"}, "argument `expert`"),
+    ("moe", {"expert": "neuron", "gate": "softmax"}, "argument `gate`"),
     ("deep_linear", {"w3": ()}, "argument `w3`"),
     ("asymmetric_sensing", {"m": 0}, "argument `m`"),
 ])

@@ -31,6 +31,7 @@ CASES = [
     ("moe", dict(n_in=3, gate="tanh")),
     ("moe", dict(n_in=3, gate="sigmoid")),
     ("moe", dict(n_in=3, gate="softmax", n_experts=3)),  # B != 0, d fixed
+    ("moe", dict(n_in=3, gate="sigmoid", expert="neuron")),  # gate invisible in A
     ("cnn", dict(c_in=1, length=5, k=2)),  # no vectorised form: the loop
     ("phase_retrieval", dict(n_in=3)),
 ]
