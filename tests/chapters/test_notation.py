@@ -29,13 +29,14 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTATION = ROOT / "book" / "notation.md"
 
 #: Files whose findings their owners are fixing (listed for the lead; not failures here).
-PENDING: dict[str, str] = {
-    "chapters/02_structure_matrices.ipynb": "'working notes' in the circular-padding remark",
-    "chapters/06_scaling_laws.ipynb": "the paper's Fig. 5 scale written epsilon far from "
-                                      "'Fig. 5' (the course writes sigma)",
-    "book/instructor.md": "Adam's epsilon in the ex-ch8-adam rubric (epsilon_Adam); mu^T B mu "
-                          "and |mu| in the ex-ch7-drift-time rubric (m)",
-    "nqf_mini/remainder.py": "'F ~ lambda^2' in a docstring (s)",
+PENDING: dict[tuple[str, str], str] = {
+    ("epsilon", "chapters/06_scaling_laws.ipynb"): "the paper's Fig. 5 scale written epsilon "
+                                                   "far from 'Fig. 5' (the course: sigma)",
+    ("epsilon", "book/instructor.md"): "Adam's epsilon in the ex-ch8-adam rubric "
+                                       "(epsilon_Adam)",
+    ("mu-lambda", "book/instructor.md"): "mu^T B mu and |mu| in the ex-ch7-drift-time "
+                                         "rubric (m)",
+    ("mu-lambda", "nqf_mini/remainder.py"): "'F ~ lambda^2' in a docstring (s)",
 }
 
 
@@ -59,12 +60,14 @@ def ids(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
-def param(path: Path):
-    marks = [pytest.mark.xfail(reason=PENDING[ids(path)])] if ids(path) in PENDING else []
-    return pytest.param(path, id=ids(path), marks=marks)
-
-
-FILES = [param(p) for p in reader_files()]
+def files(check: str) -> list:
+    """Every reader-facing file, those with a pending finding of ``check`` marked."""
+    out = []
+    for path in reader_files():
+        reason = PENDING.get((check, ids(path)))
+        marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
+        out.append(pytest.param(path, id=ids(path), marks=marks))
+    return out
 
 FORBIDDEN = {
     "the seed (the course's source is 'the review page')": re.compile(r"\bthe seed\b", re.I),
@@ -128,7 +131,7 @@ def test_defined_symbols_reads_the_cells() -> None:
     assert defined_symbols("$w_i \\in \\mathbb{R}^p$") == ["w_i"]
 
 
-@pytest.mark.parametrize("path", FILES)
+@pytest.mark.parametrize("path", files("words"))
 def test_no_forbidden_words(path: Path) -> None:
     if path.suffix == ".py" or path.name == "status.md":
         pytest.skip("words are checked on pages and notebooks")
@@ -138,7 +141,7 @@ def test_no_forbidden_words(path: Path) -> None:
     assert not found, "\n".join(found)
 
 
-@pytest.mark.parametrize("path", FILES)
+@pytest.mark.parametrize("path", files("epsilon"))
 def test_epsilon_is_varepsilon(path: Path) -> None:
     if ids(path) in EPSILON_ALLOWED or path.suffix == ".py":
         pytest.skip("quotes the paper's Fig. 5 (a different quantity, written sigma)")
@@ -148,7 +151,7 @@ def test_epsilon_is_varepsilon(path: Path) -> None:
     assert not found, f"'\\epsilon' where '\\varepsilon' (or sigma) is meant: {found}"
 
 
-@pytest.mark.parametrize("path", FILES)
+@pytest.mark.parametrize("path", files("mu-lambda"))
 def test_unit_sum_is_m_and_scale_is_s(path: Path) -> None:
     text = reader_text(path)
     found = [text[max(0, m.start() - 40):m.end() + 20]
