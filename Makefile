@@ -85,8 +85,8 @@ book-student: $(STUDENT_HTML)
 # Tests that need no built book: every folder of tests/ except book/ and browser/ (the
 # markers are set by folder in tests/conftest.py), JOBS test files at a time.
 unit: $(STAMP) $(VENDOR) bwrap
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -m "not build and not browser" -q \
-		-n $(JOBS) --dist loadfile
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -m "not build and not browser and not live" \
+		-q -n $(JOBS) --dist loadfile
 
 # Every notebook re-executed and its stored outputs compared, JOBS notebooks at a time
 # (torch is single-threaded in every notebook; OMP_NUM_THREADS=1 keeps BLAS so too).

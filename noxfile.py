@@ -5,8 +5,9 @@ The lock (``requirements.txt``) is one environment; ``make test`` runs it. Two m
 * ``colab``: what Google Colab ships: Python 3.12, the newest torch pip gives, numpy
   2.0, matplotlib 3.10, ipywidgets 7.7.1, scikit-learn 1.6.1 (Chapter 10's digits), and
   ``nqf_mini`` installed with ``--no-deps``,
-  as the chapters' Colab install cell does. The unit tests and nbval over every
-  notebook (the stored outputs reproduced) run there.
+  as the chapters' Colab install cell does. The unit tests, every chapter's explorer
+  driven live in a kernel (``tests/chapters/test_live_explorers.py``) and nbval over
+  every notebook (the stored outputs reproduced) run there.
 * ``minimum``: Python 3.10 with every dependency of ``pyproject.toml`` at its declared
   floor (``numpy>=1.23`` becomes ``numpy==1.23``) and the ipywidgets and scikit-learn
   floors of the ``notebooks`` extra. The unit tests run there, and every notebook executes under
@@ -83,8 +84,16 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     if index and torch:
         session.install(*torch, "--index-url", index)
     session.install(*requirements)
+    # Built from the session's own copy of the sources: the two sessions install side by
+    # side (-j 2), and two setuptools builds in one checkout collide in its build/ folder.
+    src = Path(session.create_tmp()) / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(ROOT / "nqf_mini", src / "nqf_mini",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
     session.install(
-        "--no-deps", "--force-reinstall", "--no-build-isolation", f"nqf_mini @ {ROOT.as_uri()}"
+        "--no-deps", "--force-reinstall", "--no-build-isolation", f"nqf_mini @ {src.as_uri()}"
     )
 
 
@@ -150,10 +159,14 @@ def _timeout(seconds: int) -> str:
 @nox.session(python="3.12", allow_parallel=True)
 def colab(session: nox.Session) -> None:
     """Colab-like: Python 3.12, newest torch, numpy 2.0, matplotlib 3.10, ipywidgets
-    7.7.1, scikit-learn 1.6.1, nqf_mini --no-deps: the unit tests and nbval over every
-    notebook."""
+    7.7.1, scikit-learn 1.6.1, nqf_mini --no-deps: the unit tests, every chapter's
+    explorer live in a kernel, and nbval over every notebook."""
     _prepare(session, ["torch", "numpy==2.0.2", "matplotlib==3.10.0", "ipywidgets==7.7.1",
                        "scikit-learn==1.6.1"])
+    # Every chapter's explorer live in a kernel under Colab's ipywidgets 7.7.1: each
+    # control moved as Colab's front end moves it, the figure redrawn by draw.
+    session.run("python", "-m", "pytest", "tests/chapters/test_live_explorers.py", "-q",
+                env=_environment())
     session.run(
         "python",
         "-m",

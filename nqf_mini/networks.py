@@ -36,8 +36,9 @@ independent of n. Chapters 5-7 and 10 use this module.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -525,7 +526,7 @@ def train_two_layer(
                        activation=act.name, stacked=stacked)
 
 
-# --- the square network: an exact NQF trained without forming A -------------------------------------
+# --- the square network: an exact NQF trained without forming A ------------------------------
 
 class _Square:
     """f(x) = |W^T x|^2 on data (X, y): dL/dW = (2/n) X^T diag(r) X W."""

@@ -20,8 +20,9 @@ alpha_A > 0 and alpha_B > 1, feature learning if alpha_A = 0 or 1/2 <= alpha_B <
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch

@@ -145,8 +145,11 @@ def quadratic_expansion(
     r"""General second-order form :math:`(f_0, g, A, B)` of a permutation-symmetric module
     (Chapter 1).
 
-    .. math:: f(W, x) = f_0 + g^\top m + m^\top B m + \mathrm{Tr}[MA] + O(|W|^3),
-              \qquad A = (P - Q)/2,\quad B = Q/2,
+    .. math::
+
+        f(W, x) = f_0 + g^\top m + m^\top B m + \mathrm{Tr}[MA] + O(|W|^3),
+
+        A = (P - Q)/2,\qquad B = Q/2,
 
     with :math:`P = H_{11}` and :math:`Q = H_{12}` the per-unit and cross-unit Hessian blocks at
     W = 0, :math:`g = \nabla_{w_1} f(0, x)` and :math:`m = W\mathbf 1`.

@@ -1,4 +1,5 @@
-"""A tanh teacher, a seeded stream of fresh samples, and the best loss a linear model can reach (Chapter 7).
+"""A tanh teacher, a seeded stream of fresh samples, and the best loss a linear model can reach
+(Chapter 7).
 
 The teacher is a two-layer network with k units and unit output weights,
 
@@ -19,8 +20,9 @@ with E[y^2] = sum_jk v*_j v*_k E[phi(u*_j . x) phi(u*_k . x)] a two-dimensional 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -111,7 +113,8 @@ def _check_teacher(teacher: Any) -> None:
                         f"{describe(teacher)}")
 
 
-def evaluation_set(teacher: Teacher, n: int = 4096, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def evaluation_set(teacher: Teacher, n: int = 4096,
+                   seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     """A fixed test set (X (n, p), y (n,)) on which the loss is recorded (Chapter 7)."""
     _check_teacher(teacher)
     X = gaussian_inputs(n, teacher.p, seed, teacher.U.device)

@@ -1,16 +1,28 @@
-"""Explorers for a static page: every frame precomputed, switched in the browser.
+"""Explorers: a figure that the reader redraws by moving a control, wherever it is read.
 
 A chapter's explorer lets the reader move a control (a slider or a menu) and watch a
-figure change. Widgets that call back into a kernel do nothing on the published book,
-which has no kernel. So :func:`explorer` draws the figure once for every point of a
-small grid of control values when the chapter executes, and returns an
-:class:`Explorer` whose HTML output holds all the frames (small palette PNGs, base64)
-and a few lines of inline JavaScript that show the frame of the current values. No
-widget manager, no kernel and no network are needed, so the same output works on the
-static HTML book, in Colab, JupyterLab and VS Code. Where scripts are stripped (an
-untrusted notebook, a notebook viewer) the default frame and the caption still show,
-and the controls stay hidden. In a live kernel, :meth:`Explorer.figure` draws any
-values, on the grid or off it.
+figure change. :func:`explorer` returns an :class:`Explorer`, which shows itself in one
+of two ways.
+
+* **Without a kernel** (the online book, a printed page, a notebook opened without
+  running it): ``draw`` is called once for every point of a small grid of control
+  values when the chapter executes, and the HTML output holds the frames (small palette
+  PNGs) and a few lines of JavaScript that show the frame of the current values
+  (:mod:`nqf_mini.course.explorer_page`: accessible controls, a frame that stays legible
+  on a phone, frames read only when the reader first touches a control). No widget
+  manager, kernel or network is needed. Where scripts are stripped (an untrusted
+  notebook, a notebook viewer) the default frame, the caption and a hint show.
+* **In a kernel** (Colab, JupyterLab, VS Code, Binder, with ipywidgets 7.7 or 8): the
+  controls are ipywidgets that call ``draw`` again for any value in their range, not
+  only the grid's (:mod:`nqf_mini.course.explorer_live`); only the default frame is
+  drawn in advance. The static HTML travels with the widget, for a front end that
+  cannot show it. :meth:`Explorer.figure` draws any values from code, off the grid and
+  outside its range too.
+
+The environment variable ``NQF_EXPLORER_FRAMES`` (:data:`FRAMES_ENV_VAR`) overrides the
+choice: ``all`` draws every frame and shows no widgets, also in a kernel (the stored
+outputs of the book are made so, by ``python -m scripts.execute_chapters``); ``default``
+draws only the default frame (the test suite's kernels, which never look at the others).
 
 Usage, in a chapter::
 
@@ -32,12 +44,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import io
 import itertools
 import json
 import math
 import os
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +61,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 from PIL import Image
 
+from . import explorer_page
 from .style import STYLE
 
 __all__ = ["Choice", "Explorer", "Slider", "explorer"]
@@ -56,9 +70,12 @@ __all__ = ["Choice", "Explorer", "Slider", "explorer"]
 MAX_CONTROLS = 2
 #: At most this many grid points in one explorer (each is a PNG embedded in the page).
 MAX_FRAMES = 400
-#: ``NQF_EXPLORER_FRAMES=default`` draws only the default frame (the test suite's kernels set
-#: it: their checks never look at the other frames, which are most of a chapter's run time).
+#: ``NQF_EXPLORER_FRAMES=all``: every frame, no widgets (the book's stored outputs);
+#: ``default``: only the default frame (the test suite's kernels: their checks never look at
+#: the other frames, which are most of a chapter's run time); unset: every frame, or in a
+#: kernel with ipywidgets the default frame and live widgets.
 FRAMES_ENV_VAR = "NQF_EXPLORER_FRAMES"
+FRAMES_MODES = ("", "all", "default")
 
 
 def _same(a: float, b: float) -> bool:
@@ -205,12 +222,14 @@ def _check_name(name: object) -> None:
 
 @dataclass(frozen=True)
 class Explorer:
-    """Precomputed frames of a figure over a grid of control values, with live controls.
+    """A figure over a grid of control values: its precomputed frames, and in a kernel
+    its live controls.
 
-    A notebook or the book's page shows it through :meth:`_repr_html_`; the default
-    frame (:meth:`_repr_png_`) and ``repr`` are the fallbacks of front ends that show no
-    HTML.
-    Build one with :func:`explorer`.
+    A notebook or the book's page shows it through :meth:`_repr_mimebundle_` (in a
+    kernel with ipywidgets: the live widget, with the HTML beside it) and
+    :meth:`_repr_html_` (the precomputed frames); the default frame (:meth:`_repr_png_`)
+    and ``repr`` are the fallbacks of front ends that show neither. Build one with
+    :func:`explorer`.
     """
 
     draw: Callable[..., None] = field(repr=False)
@@ -221,6 +240,17 @@ class Explorer:
     figsize: tuple[float, float] = (6.4, 4.0)
     dpi: int = 80
     alt: str = ""
+    #: Every grid point was drawn (False: only the default, which every point shows).
+    complete: bool = True
+    #: Shown as ipywidgets that redraw in the kernel.
+    live: bool = False
+    #: Where the frames' axes are (the same in every frame); None: each figure laid out
+    #: by itself.
+    layout: tuple[Bbox, ...] | None = field(default=None, repr=False, compare=False)
+    #: CPU seconds one frame took to draw (the live widget follows a slider when it is
+    #: short; CPU time, so that a machine busy with other work does not change it).
+    seconds: float = field(default=0.0, repr=False, compare=False)
+    _views: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -266,20 +296,43 @@ class Explorer:
         return self.frames[self.index[self._flat(indices)]]
 
     def figure(self, **values: Any) -> Figure:
-        """Draw the figure for any values, off the grid too (in a live kernel)."""
+        """Draw the figure for any values, off the grid and outside its range too (an
+        omitted one: its default), with the axes where the frames have them. The live
+        widget shows this figure."""
         self._check_names(values)
         kwargs = {c.name: c.default for c in self.controls}
         kwargs.update(values)
-        return _draw_figure(self.draw, self.figsize, kwargs)
+        return _draw_figure(self.draw, self.figsize, kwargs,
+                            None if self.layout is None else list(self.layout))
+
+    def widget(self) -> Any:
+        """The live view (an ipywidgets box), made on first use: what a kernel shows."""
+        if not self._views:
+            from .explorer_live import LiveView
+
+            self._views.append(LiveView(self))
+        return self._views[0]
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None
+                          ) -> dict[str, Any] | None:
+        if not self.live:
+            return None
+        try:
+            view = self.widget()
+        except ImportError:       # ipywidgets removed since: the static HTML
+            return None
+        return {**view.mimebundle(), "text/plain": repr(self)}
 
     def _repr_png_(self) -> bytes:
         return self.frames[self.index[self.default_point]]
 
     def __repr__(self) -> str:
         grid = " x ".join(f"{c.name} ({len(c.values)})" for c in self.controls)
-        return (f"Explorer over {grid}: {len(self.index)} grid points, "
-                f"{len(self.frames)} distinct frames, {self.nbytes / 1e3:.0f} kB. "
-                f"{self.caption}")
+        drawn = (f"{len(self.frames)} distinct frames" if self.complete
+                 else "the default frame drawn")
+        live = ", live in this kernel" if self.live else ""
+        return (f"Explorer over {grid}: {len(self.index)} grid points, {drawn}, "
+                f"{self.nbytes / 1e3:.0f} kB{live}. {self.caption}")
 
     def _repr_html_(self) -> str:
         return _html(self)
@@ -393,6 +446,28 @@ def _check_arguments(draw: object, controls: tuple[object, ...], caption: object
     return width, height
 
 
+def _mode() -> str:
+    mode = os.environ.get(FRAMES_ENV_VAR, "").strip().lower()
+    if mode not in FRAMES_MODES:
+        raise ValueError(f"{FRAMES_ENV_VAR}: expected 'all', 'default' or unset, got "
+                         f"{mode!r}")
+    return mode
+
+
+def _kernel_with_widgets() -> bool:
+    """Whether this runs in a Jupyter kernel (IPython's ``kernel`` attribute: Colab,
+    JupyterLab, VS Code, Binder) where ipywidgets can be imported."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if getattr(shell, "kernel", None) is None:
+        return False
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def explorer(draw: Callable[..., None], *controls: Control, caption: str,
              figsize: tuple[float, float] = (6.4, 4.0), dpi: int = 80, colors: int = 32,
              alt: str = "") -> Explorer:
@@ -404,125 +479,74 @@ def explorer(draw: Callable[..., None], *controls: Control, caption: str,
     corners, so that they stay still from frame to frame. Each frame is saved at ``dpi``
     as a PNG of at most ``colors`` colours (raise it for colour maps); identical frames
     are stored once. ``caption`` says what to look for as the controls move and is shown
-    under the figure; ``alt`` (default: the caption) describes the figure to readers who
-    cannot see it.
+    under the figure (screen readers read it as the figure's description); ``alt``
+    (default "The figure") names the figure in a few words, and its alt text adds the
+    values shown.
+
+    In a kernel with ipywidgets only the default frame is drawn, and the explorer shows
+    live controls instead (see the module's docstring and :data:`FRAMES_ENV_VAR`).
     """
     size = _check_arguments(draw, controls, caption, alt, figsize, dpi, colors)
+    mode = _mode()
+    live = mode != "all" and _kernel_with_widgets()
+    complete = mode == "all" or (mode == "" and not live)
     names = [c.name for c in controls]
-    grid = list(itertools.product(*(c.values for c in controls)))
-    layout_points = _corners(controls)
-    if os.environ.get(FRAMES_ENV_VAR, "").strip() == "default":
-        # Test runs: only the default frame is drawn, and every grid point shows it.
-        grid = layout_points = [tuple(c.default for c in controls)]
-    corners = [dict(zip(names, point, strict=True)) for point in layout_points]
-    boxes = _common_layout([_draw_figure(draw, size, values) for values in corners])
+    default = tuple(c.default for c in controls)
     frames: list[bytes] = []
     seen: dict[bytes, int] = {}
     index: list[int] = []
-    for combo in grid:
-        fig = _draw_figure(draw, size, dict(zip(names, combo, strict=True)), boxes)
-        png = _png(fig, dpi, colors)
-        if png not in seen:
-            seen[png] = len(frames)
-            frames.append(png)
-        index.append(seen[png])
-    if len(grid) == 1:
-        index *= math.prod(len(c.values) for c in controls)
+    start = time.process_time()
+    if not complete:
+        # The default frame alone, laid out by itself; every grid point shows it.
+        fig = _draw_figure(draw, size, dict(zip(names, default, strict=True)))
+        frames.append(_png(fig, dpi, colors))
+        index = [0] * math.prod(len(c.values) for c in controls)
+        boxes = None
+        seconds = time.process_time() - start
+    else:
+        corners = [dict(zip(names, point, strict=True)) for point in _corners(controls)]
+        boxes = _common_layout([_draw_figure(draw, size, values) for values in corners])
+        grid = list(itertools.product(*(c.values for c in controls)))
+        start = time.process_time()
+        for combo in grid:
+            fig = _draw_figure(draw, size, dict(zip(names, combo, strict=True)), boxes)
+            png = _png(fig, dpi, colors)
+            if png not in seen:
+                seen[png] = len(frames)
+                frames.append(png)
+            index.append(seen[png])
+        seconds = (time.process_time() - start) / len(grid)
     return Explorer(draw=draw, controls=tuple(controls), caption=caption.strip(),
                     frames=tuple(frames), index=tuple(index), figsize=size, dpi=dpi,
-                    alt=alt.strip())
+                    alt=alt.strip(), complete=complete, live=live,
+                    layout=None if boxes is None else tuple(boxes), seconds=seconds)
 
 
-# --- the HTML output -----------------------------------------------------------------
-
-# Finds its explorer (the element around the script), reads the frames from the JSON
-# beside it, shows the controls (hidden for a page without scripts) and swaps the image
-# whenever a control moves. Plain ES5: it runs in every front end that runs scripts.
-_SCRIPT = """(function () {
-  var s = document.currentScript;
-  var root = (s && s.parentNode) || document.getElementById(%(id)s);
-  if (!root || !root.querySelector) return;
-  var d = JSON.parse(root.querySelector("script.nqf-explorer-data").textContent);
-  var img = root.querySelector("img.nqf-explorer-frame");
-  var inputs = root.querySelectorAll("[data-nqf-control]");
-  var first = img.getAttribute("src");
-  function show() {
-    var flat = 0, parts = [];
-    for (var k = 0; k < inputs.length; k++) {
-      var i = parseInt(inputs[k].value, 10);
-      flat = flat * d.shape[k] + i;
-      var out = root.querySelector("output[data-nqf-for='" + k + "']");
-      if (out) out.textContent = d.labels[k][i];
-      parts.push(d.names[k] + " = " + d.labels[k][i]);
-    }
-    var f = d.index[flat];
-    img.setAttribute("src", d.frames[f] === null ? first
-                     : "data:image/png;base64," + d.frames[f]);
-    img.setAttribute("data-nqf-point", String(flat));
-    img.setAttribute("alt", d.alt + " (" + parts.join(", ") + ")");
-  }
-  for (var k = 0; k < inputs.length; k++) {
-    inputs[k].addEventListener("input", show);
-    inputs[k].addEventListener("change", show);
-  }
-  root.querySelector(".nqf-explorer-controls").hidden = false;
-  show();
-})();"""
+# --- the HTML output (nqf_mini.course.explorer_page) ---------------------------------
 
 
-def _json_for_script(value: Any) -> str:
-    """JSON that is safe inside a <script> element (nothing in it can close the tag)."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _control_html(k: int, control: Control) -> str:
-    label = html.escape(control.label or control.name)
-    name = html.escape(control.name)
-    style = "margin-right:1.5em;display:inline-block;font-size:0.9em"
-    if isinstance(control, Slider):
-        n, i = len(control.values), control.default_index
-        return (f'<label style="{style}">{label} '
-                f'<input type="range" min="0" max="{n - 1}" step="1" value="{i}" '
-                f'data-nqf-control="{name}" aria-label="{label}" '
-                'style="vertical-align:middle;width:12em"> '
-                f'<output data-nqf-for="{k}" aria-live="polite">'
-                f"{html.escape(control.labels[i])}</output></label>")
-    options = "".join(
-        f'<option value="{j}"{" selected" if j == control.default_index else ""}>'
-        f"{html.escape(option)}</option>" for j, option in enumerate(control.options))
-    return (f'<label style="{style}">{label} <select data-nqf-control="{name}" '
-            f'aria-label="{label}">{options}</select></label>')
+def _meta(ex: Explorer) -> dict[str, Any]:
+    """What the explorer's HTML carries besides the frames (see explorer_page.render)."""
+    with Image.open(io.BytesIO(ex._repr_png_())) as image:
+        width, height = image.size
+    controls = []
+    for c in ex.controls:
+        label = c.label or c.name
+        controls.append({"name": c.name, "label": label, "spoken": explorer_page.spoken(label),
+                         "kind": "slider" if isinstance(c, Slider) else "menu",
+                         "labels": c.labels, "default": c.default_index})
+    return {"version": explorer_page.VERSION, "id": ex.html_id,
+            "alt": ex.alt or "The figure", "caption": ex.caption, "width": width,
+            "height": height, "complete": ex.complete, "controls": controls}
 
 
 def _html(ex: Explorer) -> str:
     default = ex.index[ex.default_point]
-    alt = ex.alt or ex.caption
     data = {
-        "names": [c.label or c.name for c in ex.controls],
-        "shape": list(ex.shape),
-        "labels": [c.labels for c in ex.controls],
         "index": list(ex.index),
         # The default frame is in the <img> already; the script takes it from there.
         "frames": [None if f == default else base64.b64encode(png).decode()
                    for f, png in enumerate(ex.frames)],
-        "alt": alt,
     }
     first = base64.b64encode(ex.frames[default]).decode()
-    controls = "".join(_control_html(k, c) for k, c in enumerate(ex.controls))
-    defaults = ", ".join(f"{c.label or c.name} = {c.labels[c.default_index]}"
-                         for c in ex.controls)
-    width = round(ex.figsize[0] * ex.dpi)
-    script = _SCRIPT % {"id": _json_for_script(ex.html_id)}
-    return (
-        f'<div class="nqf-explorer" id="{ex.html_id}" style="margin:0.5em 0">'
-        '<div class="nqf-explorer-controls" hidden style="margin-bottom:0.4em">'
-        f"{controls}</div>"
-        f'<img class="nqf-explorer-frame" src="data:image/png;base64,{first}" '
-        f'width="{width}" style="max-width:100%;height:auto" '
-        f'data-nqf-point="{ex.default_point}" '
-        f'alt="{html.escape(alt)} ({html.escape(defaults)})">'
-        '<p class="nqf-explorer-caption" style="font-size:0.9em;margin-top:0.3em">'
-        f"{html.escape(ex.caption)}</p>"
-        '<script type="application/json" class="nqf-explorer-data">'
-        f"{_json_for_script(data)}</script><script>{script}</script></div>")
+    return explorer_page.render(_meta(ex), first, data)

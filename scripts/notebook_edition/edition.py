@@ -2,8 +2,13 @@
 
 :func:`convert_notebook` turns one chapter into its edition: every markdown cell through
 :func:`.transforms.convert`, the first code cell replaced by the canonical install cell,
-solution code collapsed (full edition) or handed to a hook that writes a skeleton
-(student edition, see ``scripts/make_student.py``), and a reference list appended.
+solution code collapsed behind a first line that names it and gives nothing away (full
+edition) or handed to a hook that writes a skeleton (student edition, see
+``scripts/make_student.py``), and a reference list appended. The book's ``hide-input``,
+``hide-output`` and ``hide-cell`` tags become JupyterLab's collapsed source and outputs
+(:func:`collapse`). Stored explorer outputs are written again by the package
+(:func:`jupyter_outputs`): the markup of this version, with its hint for a notebook that
+is not trusted, and no widget view that a kernel would have to bring back.
 :func:`write_edition` writes the committed edition ``notebooks/``; :func:`stale` says
 which of its files no longer match ``chapters/`` (the check ``make test`` runs, as for a
 lock file).
@@ -30,6 +35,15 @@ REFERENCES_TAG = "references"
 KEEP_METADATA = ("kernelspec", "language_info")
 
 SolutionHook = Callable[[nbformat.NotebookNode], nbformat.NotebookNode]
+
+#: The book's tags that hide part of a code cell -> JupyterLab's metadata that collapses it
+#: (``jupyter.source_hidden``, ``jupyter.outputs_hidden``; VS Code reads them too).
+COLLAPSED = {
+    "hide-input": ("source_hidden",),
+    "hide-output": ("outputs_hidden",),
+    "hide-cell": ("source_hidden", "outputs_hidden"),
+}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def config(root: Path = ROOT) -> dict[str, Any]:
@@ -76,12 +90,48 @@ def load_table(root: Path = ROOT) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------
 
 
+def collapse(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``cell`` with the parts that the book hides (its ``hide-*`` tags) collapsed in
+    JupyterLab, as a reader of the book sees them."""
+    for tag in cell.metadata.get("tags", []):
+        for key in COLLAPSED.get(tag, ()):
+            cell.metadata.setdefault("jupyter", {})[key] = True
+    return cell
+
+
+def jupyter_outputs(outputs: list[Any]) -> list[Any]:
+    """Stored outputs for a notebook front end: each explorer's HTML as this version of
+    the package writes it (:func:`nqf_mini.course.explorer_page.rerender`: its hint
+    where scripts do not run, e.g. an untrusted notebook), and no widget view, which
+    would show "model not found" until the cell runs again."""
+    from nqf_mini.course.explorer_page import rerender
+
+    kept = []
+    for output in outputs:
+        output = nbformat.from_dict(dict(output))
+        data = output.get("data")
+        if data is not None:
+            data.pop(WIDGET_VIEW, None)
+            if 'class="nqf-explorer"' in data.get("text/html", ""):
+                data["text/html"] = rerender("".join(data["text/html"]))[0]
+        kept.append(output)
+    return kept
+
+
+def solution_banner(ctx: transforms.Context) -> str:
+    """The first line of a solution code cell: what a collapsed cell shows in JupyterLab
+    (its first line), so that it names the cell and gives nothing away."""
+    return f"# Solution to {transforms.solution_name(ctx)}"
+
+
 def _clean_code(cell: nbformat.NotebookNode, keep_outputs: bool) -> nbformat.NotebookNode:
     new = nbformat.from_dict(dict(cell))
     new.metadata = {k: v for k, v in cell.metadata.items() if k != "execution"}
     if not keep_outputs:
         new.outputs, new.execution_count = [], None
-    return new
+    else:
+        new.outputs = jupyter_outputs(new.get("outputs", []))
+    return collapse(new)
 
 
 def edition_note(doc: str, site: str) -> str:
@@ -156,6 +206,7 @@ def convert_notebook(
                 new = solution_code(cell)
             else:
                 new = _clean_code(cell, keep_outputs)
+                new.source = f"{solution_banner(ctx)}\n{new.source}"
                 new.metadata.setdefault("jupyter", {})["source_hidden"] = True
         elif cell.cell_type == "code":
             new = _clean_code(cell, keep_outputs)

@@ -368,6 +368,11 @@ def _exercise_name(label: str, ctx: Context) -> str:
     return entry["caption"] or "the exercise"
 
 
+def solution_name(ctx: Context) -> str:
+    """The exercise whose solution region is open ("Exercise 7.2"), or "the exercise"."""
+    return _exercise_name(ctx.region or "", ctx)
+
+
 def solution(d: myst.Directive, body: str, ctx: Context) -> str:
     """A solution -> a collapsed ``<details>`` block; nothing in the student edition."""
     if ctx.student:

@@ -1,4 +1,5 @@
-"""The commuting-data NQF of Chapter 6 (nqf_mini.commuting_nqf) against simulate_W and the logistic map."""
+"""The commuting-data NQF of Chapter 6 (nqf_mini.commuting_nqf) against simulate_W and the
+logistic map."""
 
 import math
 

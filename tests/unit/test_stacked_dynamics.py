@@ -1,4 +1,5 @@
-"""simulate_M_stacked (R problems in one block-diagonal NQF) against simulate_M problem by problem."""
+"""simulate_M_stacked (R problems in one block-diagonal NQF) against simulate_M, problem by
+problem."""
 
 import numpy as np
 import pytest

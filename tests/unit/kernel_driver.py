@@ -1,0 +1,159 @@
+"""A front end for tests: code run in a real Jupyter kernel, widgets moved as a reader would.
+
+:class:`Kernel` starts a ``python3`` kernel (jupyter_client, the interpreter running the
+tests), executes code and keeps what a front end such as JupyterLab or Colab receives:
+the outputs of each execution and the state of every widget model (``comm_open`` and
+``comm_msg`` "update" / "echo_update" messages, binary buffers put back at their
+paths). :meth:`Kernel.move` sends the message a front end sends when the reader moves a
+control, and returns once the kernel has handled it and gone idle, with the widget
+state it sent back. The same messages serve ipywidgets 7 (Colab) and 8 (the lock).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import queue
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import start_new_kernel
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class KernelError(RuntimeError):
+    """Code run in the kernel raised; the message holds its traceback."""
+
+
+@dataclass
+class Model:
+    """A widget model as a front end holds it."""
+
+    comm_id: str
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return str(self.state.get("_model_name", ""))
+
+
+def _with_buffers(state: dict[str, Any], paths: list[list[Any]], buffers: list[Any]) -> None:
+    for path, buffer in zip(paths, buffers, strict=False):
+        target = state
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = bytes(buffer)
+
+
+class Kernel:
+    """A kernel in ``cwd`` with ``env`` added to (or, for a None value, removed from) this
+    process's environment. Use as a context manager."""
+
+    def __init__(self, cwd: Path, env: dict[str, str | None] | None = None,
+                 timeout: float = 600.0) -> None:
+        environment = dict(os.environ)
+        for key, value in (env or {}).items():
+            if value is None:
+                environment.pop(key, None)
+            else:
+                environment[key] = value
+        self.timeout = timeout
+        self.models: dict[str, Model] = {}
+        self.manager, self.client = start_new_kernel(
+            kernel_name="python3", cwd=str(cwd), env=environment, startup_timeout=120)
+
+    def __enter__(self) -> Kernel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+    def _handle(self, msg: dict[str, Any], outputs: list[dict[str, Any]],
+                errors: list[str]) -> None:
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "comm_open":
+            model = self.models.setdefault(content["comm_id"], Model(content["comm_id"]))
+            data = content.get("data", {})
+            state = dict(data.get("state", {}))
+            _with_buffers(state, data.get("buffer_paths", []), msg.get("buffers", []))
+            model.state.update(state)
+        elif kind == "comm_msg":
+            data = content.get("data", {})
+            if data.get("method") in {"update", "echo_update"} and content["comm_id"] in \
+                    self.models:
+                state = dict(data.get("state", {}))
+                _with_buffers(state, data.get("buffer_paths", []), msg.get("buffers", []))
+                self.models[content["comm_id"]].state.update(state)
+        elif kind in {"display_data", "execute_result"}:
+            outputs.append(content["data"])
+        elif kind == "error":
+            errors.append("\n".join(content.get("traceback", [])) or content.get("evalue", ""))
+        elif kind == "stream" and content.get("name") == "stderr":
+            outputs.append({"stderr": content["text"]})
+
+    def _until_idle(self, parent: str) -> list[dict[str, Any]]:
+        outputs: list[dict[str, Any]] = []
+        errors: list[str] = []
+        while True:
+            try:
+                msg = self.client.get_iopub_msg(timeout=self.timeout)
+            except queue.Empty as err:
+                raise TimeoutError(f"the kernel did not finish within {self.timeout} s"
+                                   ) from err
+            self._handle(msg, outputs, errors)
+            if (msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"
+                    and msg["parent_header"].get("msg_id") == parent):
+                break
+        if errors:
+            raise KernelError(errors[0])
+        return outputs
+
+    def run(self, code: str) -> list[dict[str, Any]]:
+        """Execute ``code``; the display outputs (mime bundles) it produced. Raises
+        :class:`KernelError` with the traceback if it raised."""
+        return self._until_idle(self.client.execute(code, store_history=False))
+
+    def evaluate(self, expression: str) -> Any:
+        """The value of a JSON-serialisable Python ``expression`` in the kernel (sent as
+        a display output, so that nothing else printed gets in its way)."""
+        code = ("from IPython.display import display as _d; import json as _j\n"
+                f"_d({{'application/x-nqf-json': _j.dumps({expression})}}, raw=True)")
+        found = [o["application/x-nqf-json"] for o in self.run(code)
+                 if "application/x-nqf-json" in o]
+        return json.loads(found[-1])
+
+    def png(self, expression: str) -> bytes:
+        """The bytes of ``expression`` (a bytes object in the kernel)."""
+        return base64.b64decode(self.evaluate(
+            f"__import__('base64').b64encode({expression}).decode()"))
+
+    def model(self, model_id: str) -> Model:
+        return self.models[model_id]
+
+    def children(self, model: Model) -> list[Model]:
+        """A box's children (their references are ``IPY_MODEL_<id>``)."""
+        return [self.models[ref.removeprefix("IPY_MODEL_")]
+                for ref in model.state.get("children", [])]
+
+    def descendants(self, model_id: str) -> list[Model]:
+        """Every model under the view ``model_id``, depth first, itself first."""
+        model = self.models[model_id]
+        out = [model]
+        for child in self.children(model):
+            out += self.descendants(child.comm_id)
+        return out
+
+    def move(self, model: Model, **state: Any) -> None:
+        """Set ``state`` on a widget as a front end does when the reader moves it, and
+        wait until the kernel has handled it (its redraw included)."""
+        message = self.client.session.msg("comm_msg", {
+            "comm_id": model.comm_id,
+            "data": {"method": "update", "state": state, "buffer_paths": []},
+        })
+        self.client.shell_channel.send(message)
+        model.state.update(state)
+        self._until_idle(message["header"]["msg_id"])
