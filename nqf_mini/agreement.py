@@ -136,7 +136,8 @@ class AgreementWindow:
 
 def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf: Any,
                      threshold: float = 0.1,
-                     loss_floor: float = 0.01) -> AgreementWindow:
+                     loss_floor: float = 0.01,
+                     function_scale: float | None = None) -> AgreementWindow:
     r"""The window in which a network and its NQF agree within ``threshold`` (Ch. 7-9).
 
     Two runs from the same initialisation on the same batches, recorded at the same
@@ -145,7 +146,10 @@ def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf
 
     * the loss gap :math:`|L_{net} - L_{NQF}| / L_{NQF}` (:func:`loss_gap`),
     * the function gap :math:`\mathrm{rms}_x(f_{NQF} - f_{net}) / \mathrm{rms}_x(f_{net})`
-      (:func:`relative_gap`).
+      (:func:`relative_gap`), or, with ``function_scale`` (e.g. the target's rms,
+      Chapters 8-9), :math:`\mathrm{rms}_x(f_{NQF} - f_{net})` / ``function_scale``: the
+      gap on the scale of the task, which a network whose output is still tiny next to
+      the target does not inflate.
 
     The loss gap is counted only while L_NQF >= ``loss_floor`` * L_NQF(0): on a target
     the NQF fits exactly, its loss goes to zero and any residual of the network is an
@@ -158,6 +162,8 @@ def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf
         threshold: the relative gap that counts as "differ" (> 0).
         loss_floor: fraction of the NQF's initial loss below which the loss gap is
             ignored (in [0, 1); 0 counts it always).
+        function_scale: None (the function gap relative to the network's own output at
+            each step), or a positive number that divides rms(f_NQF - f_net) instead.
 
     Returns:
         An :class:`AgreementWindow` (``math.inf`` for "never within the horizon").
@@ -165,6 +171,8 @@ def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf
     steps = to_numpy(as_tensor("steps", steps, ndim=1))
     threshold = require_positive("threshold", threshold)
     loss_floor = require_nonnegative("loss_floor", loss_floor)
+    scale = None if function_scale is None else require_positive("function_scale",
+                                                                 function_scale)
     if loss_floor >= 1:
         raise ValueError(f"argument `loss_floor`: expected a fraction in [0, 1), got "
                          f"{loss_floor}")
@@ -178,7 +186,11 @@ def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf
         raise ValueError(f"argument `f_net`: expected outputs (T, n) with T = "
                          f"{steps.shape[0]} recorded steps, got shape {tuple(a.shape)}")
     require_same_shape("`f_net`, `f_nqf`", a, b)
-    f_gap = relative_gap(b, a)
+    if scale is None:
+        f_gap = relative_gap(b, a)
+    else:
+        diff = to_numpy(b) - to_numpy(a)
+        f_gap = np.sqrt(np.mean(diff ** 2, axis=tuple(range(1, diff.ndim)))) / scale
     counted = l_nqf >= loss_floor * l_nqf[0]
     l_gap = np.where(counted, loss_gap(l_net, l_nqf), 0.0)
 

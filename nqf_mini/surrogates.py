@@ -131,7 +131,31 @@ def nqf_module(arch: Architecture) -> NQFModule:
     return NQFModule(arch)
 
 
-def nqf_floor(A: Any, y: Any, f0: Any = 0.0) -> float:
+def _least_squares_form(A: Any, y: Any, f0: Any) -> tuple[torch.Tensor, torch.Tensor,
+                                                         torch.Tensor, bool]:
+    """(F, coefficients, targets, one): least squares of y - f0 on the features of Tr[M A_mu]
+    (one column per entry M_ab, a <= b), for targets (n,) or (R, n) (``one``: y was (n,))."""
+    A = as_tensor("A", A, dtype=torch.float64)
+    require_symmetric_stack("A", A)
+    n, p = A.shape[0], A.shape[1]
+    y = as_tensor("y", y, dtype=torch.float64, device=A.device)
+    one = y.ndim == 1
+    if y.ndim not in (1, 2) or y.shape[-1] != n:
+        raise ValueError(f"argument `y`: expected targets (n,) or (R, n) with n = {n} "
+                         f"samples like `A`, got shape {tuple(y.shape)}")
+    f0 = as_tensor("f0", f0, dtype=torch.float64, device=A.device)
+    if f0.ndim == 0:
+        f0 = f0.expand(n)
+    require_shape("f0", f0, (n,), like="A")
+    rows, cols = torch.triu_indices(p, p, device=A.device)
+    weight = torch.where(rows == cols, 1.0, 2.0).to(A)       # Tr[M A] over a <= b
+    F = (A[:, rows, cols] * weight).detach().cpu()                # (n, p(p+1)/2)
+    target = (y - f0).detach().cpu().reshape(-1, n).T            # (n, R)
+    coef = torch.linalg.lstsq(F, target, driver="gelsd").solution
+    return F, coef, target, one
+
+
+def nqf_floor(A: Any, y: Any, f0: Any = 0.0) -> Any:
     """The lowest loss of any quadratic form on the data: min over symmetric M of
     (1/2n) sum_mu (f0_mu + Tr[M A_mu] - y_mu)^2 (Chapter 8).
 
@@ -141,27 +165,43 @@ def nqf_floor(A: Any, y: Any, f0: Any = 0.0) -> float:
     when every A_mu is an off-diagonal block O(Z_mu), as for the MLP, attention and the
     mixture of experts, whose diagonal blocks of M are free (for d >= the rank needed).
     Beyond it the network can go, its NQF cannot: on a teacher it is the part of the
-    target the NQF cannot express.
+    target the NQF cannot express. :func:`best_quadratic_form` returns the minimiser.
 
     Args:
-        A: structure matrices (n, p, p), symmetric; y: targets (n,); f0: offsets, () or
+        A: structure matrices (n, p, p), symmetric; y: targets (n,), or (R, n) for R
+            targets on the same inputs (one factorisation for all); f0: offsets, () or
             (n,).
+
+    Returns:
+        The floor as a float for y (n,); a NumPy array (R,) for y (R, n).
     """
-    A = as_tensor("A", A, dtype=torch.float64)
-    require_symmetric_stack("A", A)
-    n, p = A.shape[0], A.shape[1]
-    y = as_tensor("y", y, ndim=1, dtype=torch.float64, device=A.device)
-    require_shape("y", y, (n,), like="A")
-    f0 = as_tensor("f0", f0, dtype=torch.float64, device=A.device)
-    if f0.ndim == 0:
-        f0 = f0.expand(n)
-    require_shape("f0", f0, (n,), like="A")
-    rows, cols = torch.triu_indices(p, p, device=A.device)
-    weight = torch.where(rows == cols, 1.0, 2.0).to(A)       # Tr[M A] over a <= b
-    F = (A[:, rows, cols] * weight).detach().cpu()                # (n, p(p+1)/2)
-    target = (y - f0).detach().cpu()
-    coef = torch.linalg.lstsq(F, target[:, None], driver="gelsd").solution
-    return 0.5 * float((F @ coef - target[:, None]).square().mean())
+    F, coef, target, one = _least_squares_form(A, y, f0)
+    floors = 0.5 * (F @ coef - target).square().mean(0).numpy()
+    return float(floors[0]) if one else floors
+
+
+def best_quadratic_form(A: Any, y: Any, f0: Any = 0.0) -> torch.Tensor:
+    """The symmetric M that reaches :func:`nqf_floor`: the minimum-norm least-squares
+    solution of f0_mu + Tr[M A_mu] = y_mu (Chapter 8).
+
+    Evaluated on other inputs, f0(x) + Tr[M A(x)] is the best quadratic form of the training
+    inputs applied to new ones: its loss on a test set is the floor that the test loss of a
+    trained NQF is to be compared with (Chapter 8).
+
+    Args:
+        A: structure matrices (n, p, p), symmetric; y: targets (n,) or (R, n); f0: offsets,
+            () or (n,).
+
+    Returns:
+        M (p, p), or (R, p, p) for y (R, n), in float64 on the CPU.
+    """
+    F, coef, _, one = _least_squares_form(A, y, f0)
+    p = as_tensor("A", A).shape[-1]
+    rows, cols = torch.triu_indices(p, p)
+    M = torch.zeros(coef.shape[1], p, p, dtype=torch.float64)
+    M[:, rows, cols] = coef.T
+    M[:, cols, rows] = coef.T
+    return M[0] if one else M
 
 
 @dataclass(frozen=True)

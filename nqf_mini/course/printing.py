@@ -31,3 +31,24 @@ def mean_sd(values: object, decimals: int = 0, axis: int = 0) -> str:
     pairs = [fmt.format(m + 0.0, s + 0.0) for m, s in zip(np.atleast_1d(np.round(mean, decimals)),
                                                           np.atleast_1d(np.round(sd, decimals)))]
     return "[" + ", ".join(pairs) + "]" if np.ndim(mean) else pairs[0]
+
+
+def median_range(values: object, decimals: int = 0, never: str = "never",
+                 fmt: str | None = None) -> str:
+    """``'650 (575–875)'``: the median of an ensemble and its range (min–max), rounded to
+    ``decimals`` (or written with the format ``fmt``, e.g. ``".1e"``); infinite entries (e.g.
+    an onset that never comes within the horizon) are printed as ``never``, and an ensemble
+    that is ``never`` in every draw as ``never`` alone (Chapters 8 and 9)."""
+    arr = np.asarray(values, dtype=float).ravel()
+    if arr.size == 0:
+        raise ValueError("argument `values`: expected at least one value, got none")
+    if np.isposinf(arr).all():
+        return never
+
+    def text(v: float) -> str:
+        if np.isinf(v):
+            return never
+        return format(v, fmt) if fmt else f"{np.round(v, decimals) + 0.0:.{decimals}f}"
+
+    low, high = text(float(arr.min())), text(float(arr.max()))
+    return f"{text(float(np.median(arr)))} ({low}\u2013{high})"

@@ -77,3 +77,22 @@ def mark_onset(ax: Any, onset: Any, steps: Any, values: Any, color: str,
     ax.axvline(steps[k], color=color, linestyle=":", linewidth=0.9, alpha=0.8)
     ax.plot([steps[k]], [values[k]], marker="v", color=color, markersize=markersize,
             linestyle="none", label=label)
+
+
+def median_band(ax: Any, x: Any, curves: Any, color: str, label: str | None = None,
+                linestyle: str = "-", alpha: float = 0.18) -> np.ndarray:
+    """Draw an ensemble of curves as its median (a line) and its range (a shaded band)
+    (Chapters 8 and 9: claims about trained networks are made on ensembles of draws).
+
+    ``curves`` is (draws, T), recorded at ``x`` (T,); returns the median (T,).
+    """
+    curves = np.asarray(curves, dtype=float)
+    x = np.asarray(x, dtype=float)
+    if curves.ndim != 2 or curves.shape[1] != x.shape[0]:
+        raise ValueError(f"argument `curves`: expected (draws, T) with T = {x.shape[0]} "
+                         f"points like `x`, got shape {curves.shape}")
+    median = np.median(curves, axis=0)
+    ax.fill_between(x, curves.min(0), curves.max(0), color=color, alpha=alpha,
+                    linewidth=0)
+    ax.plot(x, median, color=color, linestyle=linestyle, label=label)
+    return median

@@ -507,12 +507,15 @@ CASES: list[Case] = [
     # --- Chapters 8 and 9 ------------------------------------------------------------------------
     ("module_pair", lambda: dict(arch=arch("mlp")), {"arch": "obj"}),
     ("surrogates:nqf_floor", lambda: dict(A=_sym(0, 5, 3), y=_g(1, 5), f0=0.0),
-     {"A": "T", "y": "T", "f0": "real"}),
+     {"A": "T", "y": "T/batch", "f0": "real"}),
+    ("surrogates:best_quadratic_form", lambda: dict(A=_sym(0, 5, 3), y=_g(1, 5), f0=0.0),
+     {"A": "T", "y": "T/batch", "f0": "real"}),
     ("agreement_window", lambda: dict(steps=_t([0.0, 10.0, 20.0]), loss_net=_t([1.0, 0.5, 0.4]),
                                       loss_nqf=_t([1.0, 0.5, 0.45]), f_net=_g(0, 3, 4),
-                                      f_nqf=_g(1, 3, 4), threshold=0.1, loss_floor=0.01),
+                                      f_nqf=_g(1, 3, 4), threshold=0.1, loss_floor=0.01,
+                                      function_scale=2.0),
      {"steps": "T", "loss_net": "T", "loss_nqf": "T", "f_net": "T", "f_nqf": "T",
-      "threshold": "pos", "loss_floor": "frac0"}),
+      "threshold": "pos", "loss_floor": "frac0", "function_scale": "?pos"}),
     # --- Chapter 10 ------------------------------------------------------------------------------
     ("digits_data", lambda: dict(target="classes", dtype=torch.float64, device="cpu"),
      {"target": "choice", "dtype": "dtype", "device": "device"}),

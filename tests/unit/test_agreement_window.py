@@ -53,10 +53,29 @@ def test_the_loss_gap_is_ignored_below_the_floor():
     assert counted.loss_onset == nqf.first_exceeding(steps, nqf.loss_gap(ln, lq), 0.1)
 
 
+def test_function_scale_measures_the_gap_on_a_fixed_scale():
+    steps, ln, lq, fn, fq = _runs(f_rate=0.25)
+    scale = 3.0
+    gap = np.sqrt(np.mean((fq - fn) ** 2, axis=1)) / scale  # by hand
+    w = nqf.agreement_window(steps, ln, lq, fn, fq, function_scale=scale)
+    assert w.function_onset == nqf.first_exceeding(steps, gap, 0.1)
+    # a network output ten times smaller than the target: a 50% gap relative to the
+    # network's own output is 5% on the target's scale
+    small_f = 0.1 * fn
+    w_net = nqf.agreement_window(steps, ln, lq, small_f, 1.5 * small_f)
+    rms_target = float(np.sqrt(np.mean(fn[0] ** 2)))
+    w_tgt = nqf.agreement_window(
+        steps, ln, lq, small_f, 1.5 * small_f, function_scale=10 * rms_target
+    )
+    assert w_net.function_onset == 0.0 and math.isinf(w_tgt.function_onset)
+
+
 def test_bad_arguments_are_named():
     steps, ln, lq, fn, fq = _runs()
     with pytest.raises(ValueError, match="`loss_floor`"):
         nqf.agreement_window(steps, ln, lq, fn, fq, loss_floor=1.0)
+    with pytest.raises(ValueError, match="`function_scale`"):
+        nqf.agreement_window(steps, ln, lq, fn, fq, function_scale=0.0)
     with pytest.raises(ValueError, match="`threshold`"):
         nqf.agreement_window(steps, ln, lq, fn, fq, threshold=0.0)
     with pytest.raises(ValueError, match="`loss_nqf`"):

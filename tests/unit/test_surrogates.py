@@ -15,7 +15,9 @@ import pytest
 import torch
 
 import nqf_mini as nqf
-from nqf_mini.surrogates import Expansions, network_module, nqf_floor, nqf_module
+from nqf_mini.surrogates import (
+    Expansions, best_quadratic_form, network_module, nqf_floor, nqf_module,
+)
 
 from ..conftest import tolerance
 
@@ -213,6 +215,31 @@ def test_nqf_floor_is_the_best_linear_fit_for_the_mlp():
     assert abs(run.loss[-1] / oracle - 1) < 1e-6
 
 
+def test_best_quadratic_form_reaches_the_floor_on_every_target():
+    # qk attention: f0 = d mean(y) and an off-diagonal A; three targets at once
+    arch = nqf.make_architecture("qk_attention", n_in=3, n_tokens=4, n_heads=2)
+    gen = torch.Generator().manual_seed(11)
+    xs = tuple(
+        torch.randn(60, *shape, generator=gen, dtype=torch.float64)
+        for shape in ((3,), (3, 4), (4,))
+    )
+    forms = nqf_module(arch).expansions(xs)
+    Y = torch.randn(3, 60, generator=gen, dtype=torch.float64)
+    M = best_quadratic_form(forms.A, Y, forms.f0)
+    assert M.shape == (3, arch.p, arch.p) and torch.equal(M, M.transpose(1, 2))
+    fitted = forms.f0 + torch.einsum("npq,rpq->rn", forms.A, M)
+    floors = nqf_floor(forms.A, Y, forms.f0)
+    assert floors.shape == (3,)
+    for r in range(3):  # the loss of M is the floor, which matches the one-target call
+        assert abs(0.5 * float((fitted[r] - Y[r]).square().mean()) - floors[r]) < 1e-12
+        assert abs(nqf_floor(forms.A, Y[r], forms.f0) - floors[r]) < 1e-12
+        assert torch.allclose(best_quadratic_form(forms.A, Y[r], forms.f0), M[r])
+    # the residual is orthogonal to every feature Tr[E A_mu] (normal equations)
+    E = torch.randn(arch.p, arch.p, generator=gen, dtype=torch.float64)
+    feature = torch.einsum("npq,pq->n", forms.A, E + E.T)
+    assert abs(float(feature @ (fitted[0] - Y[0]))) < 1e-9 * float(feature.norm() * Y[0].norm())
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(TypeError, match="`arch`"):
         nqf_module("mlp")
@@ -230,3 +257,5 @@ def test_bad_arguments_are_named():
         nqf_floor(torch.zeros(3, 2, 3), torch.zeros(3))
     with pytest.raises(ValueError, match="`y`"):
         nqf_floor(torch.zeros(3, 2, 2), torch.zeros(4))
+    with pytest.raises(ValueError, match="`y`"):
+        best_quadratic_form(torch.zeros(3, 2, 2), torch.zeros(2, 4))
