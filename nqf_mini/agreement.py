@@ -16,7 +16,11 @@ from typing import Any
 import numpy as np
 
 from ._validate import (
-    as_tensor, require_nonnegative, require_positive, require_positive_int, require_same_shape,
+    as_tensor,
+    require_nonnegative,
+    require_positive,
+    require_positive_int,
+    require_same_shape,
     to_numpy,
 )
 
@@ -26,11 +30,16 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     items = axis if isinstance(axis, tuple) else (axis,)
     out = []
     for item in items:
-        item = require_positive_int("axis", item, minimum=-ndim) if not (
-            isinstance(item, int) and not isinstance(item, bool) and item >= 0) else item
+        item = (
+            require_positive_int("axis", item, minimum=-ndim)
+            if not (isinstance(item, int) and not isinstance(item, bool) and item >= 0)
+            else item
+        )
         if not -ndim <= item < ndim:
-            raise ValueError(f"argument `axis`: expected axes in [{-ndim}, {ndim}) for arrays "
-                             f"of {ndim} dimensions, got {axis!r}")
+            raise ValueError(
+                f"argument `axis`: expected axes in [{-ndim}, {ndim}) for arrays "
+                f"of {ndim} dimensions, got {axis!r}"
+            )
         out.append(item)
     return tuple(out)
 
@@ -57,7 +66,7 @@ def relative_gap(a: Any, b: Any, axis: int | tuple[int, ...] | None = None) -> n
     require_same_shape("`a`, `b`", a, b)
     axes = tuple(range(1, a.ndim)) if axis is None else _axes(axis, a.ndim)
     num = np.sqrt(np.mean((a - b) ** 2, axis=axes))
-    den = np.sqrt(np.mean(b ** 2, axis=axes))
+    den = np.sqrt(np.mean(b**2, axis=axes))
     return num / np.maximum(den, 1e-300)
 
 
@@ -134,10 +143,16 @@ class AgreementWindow:
         return f"step {int(self.onset)}"
 
 
-def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf: Any,
-                     threshold: float = 0.1,
-                     loss_floor: float = 0.01,
-                     function_scale: float | None = None) -> AgreementWindow:
+def agreement_window(
+    steps: Any,
+    loss_net: Any,
+    loss_nqf: Any,
+    f_net: Any,
+    f_nqf: Any,
+    threshold: float = 0.1,
+    loss_floor: float = 0.01,
+    function_scale: float | None = None,
+) -> AgreementWindow:
     r"""The window in which a network and its NQF agree within ``threshold`` (Ch. 7-9).
 
     Two runs from the same initialisation on the same batches, recorded at the same
@@ -171,11 +186,9 @@ def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf
     steps = to_numpy(as_tensor("steps", steps, ndim=1))
     threshold = require_positive("threshold", threshold)
     loss_floor = require_nonnegative("loss_floor", loss_floor)
-    scale = None if function_scale is None else require_positive("function_scale",
-                                                                 function_scale)
+    scale = None if function_scale is None else require_positive("function_scale", function_scale)
     if loss_floor >= 1:
-        raise ValueError(f"argument `loss_floor`: expected a fraction in [0, 1), got "
-                         f"{loss_floor}")
+        raise ValueError(f"argument `loss_floor`: expected a fraction in [0, 1), got {loss_floor}")
     l_net = to_numpy(as_tensor("loss_net", loss_net, ndim=1))
     l_nqf = to_numpy(as_tensor("loss_nqf", loss_nqf, ndim=1))
     require_same_shape("`steps`, `loss_net`", steps, l_net)
@@ -183,14 +196,16 @@ def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf
     a = as_tensor("f_net", f_net)
     b = as_tensor("f_nqf", f_nqf)
     if a.ndim < 2 or a.shape[0] != steps.shape[0]:
-        raise ValueError(f"argument `f_net`: expected outputs (T, n) with T = "
-                         f"{steps.shape[0]} recorded steps, got shape {tuple(a.shape)}")
+        raise ValueError(
+            f"argument `f_net`: expected outputs (T, n) with T = "
+            f"{steps.shape[0]} recorded steps, got shape {tuple(a.shape)}"
+        )
     require_same_shape("`f_net`, `f_nqf`", a, b)
     if scale is None:
         f_gap = relative_gap(b, a)
     else:
         diff = to_numpy(b) - to_numpy(a)
-        f_gap = np.sqrt(np.mean(diff ** 2, axis=tuple(range(1, diff.ndim)))) / scale
+        f_gap = np.sqrt(np.mean(diff**2, axis=tuple(range(1, diff.ndim)))) / scale
     counted = l_nqf >= loss_floor * l_nqf[0]
     l_gap = np.where(counted, loss_gap(l_net, l_nqf), 0.0)
 
@@ -198,5 +213,9 @@ def agreement_window(steps: Any, loss_net: Any, loss_nqf: Any, f_net: Any, f_nqf
         above = np.nonzero(gap > threshold)[0]
         return math.inf if above.size == 0 else float(steps[above[0]])
 
-    return AgreementWindow(loss_onset=first(l_gap), function_onset=first(f_gap),
-                           threshold=threshold, horizon=int(steps[-1]))
+    return AgreementWindow(
+        loss_onset=first(l_gap),
+        function_onset=first(f_gap),
+        threshold=threshold,
+        horizon=int(steps[-1]),
+    )

@@ -204,11 +204,11 @@ class ScaledRemainder:
     """The two-layer remainder at scaled weights (lambda U, lambda V) (Chapter 7).
 
     Attributes:
-        scales: the grid lambda (NumPy).
-        remainder: rms_x |F(lambda W) - F_NQF(lambda W)| (absolute).
-        relative: remainder / rms_x |F(lambda W)|.
+        scales: the grid s (NumPy).
+        remainder: rms_x |F(s W) - F_NQF(s W)| (absolute).
+        relative: remainder / rms_x |F(s W)|.
         slope: log-log slope of the absolute remainder (4 for tanh, 3 for phi''(0) != 0).
-        relative_slope: log-log slope of the relative remainder (slope - 2, as F ~ lambda^2).
+        relative_slope: log-log slope of the relative remainder (slope - 2, as F ~ s^2).
     """
 
     scales: np.ndarray
@@ -221,13 +221,13 @@ class ScaledRemainder:
 def scaled_remainder(
     U: Any, V: Any, X: Any, scales: Sequence[float], activation: str = "tanh"
 ) -> ScaledRemainder:
-    r"""Scale both layers by :math:`\lambda` and fit how the remainder :math:`F - F_{NQF}` shrinks
+    r"""Scale both layers by :math:`s` and fit how the remainder :math:`F - F_{NQF}` shrinks
     (Chapter 7).
 
-    :math:`F(\lambda W) = \lambda^2\phi'(0)x^\top UV + \lambda^3(\phi''(0)/2)\sum_i v_i(u_i\cdot
-    x)^2 + O(\lambda^4)`: the absolute remainder is :math:`O(\lambda^3)`, or :math:`O(\lambda^4)`
-    when :math:`\phi''(0) = 0` (tanh); divided by :math:`|F| \sim \lambda^2` the relative remainder
-    is :math:`O(\lambda)` or :math:`O(\lambda^2)`.
+    :math:`F(s W) = s^2\phi'(0)x^\top UV + s^3(\phi''(0)/2)\sum_i v_i(u_i\cdot
+    x)^2 + O(s^4)`: the absolute remainder is :math:`O(s^3)`, or :math:`O(s^4)`
+    when :math:`\phi''(0) = 0` (tanh); divided by :math:`|F| \sim s^2` the relative remainder
+    is :math:`O(s)` or :math:`O(s^2)`.
 
     Args:
         U: input weights (p, d).

@@ -24,7 +24,8 @@ operations per step. Nothing here branches on the type of the architecture.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 
@@ -52,15 +53,19 @@ class Expansions:
         """f_NQF on every sample: W (p, d) -> (n,), stacked runs (R, p, d) -> (R, n)."""
         p = self.A.shape[-1]
         if W.ndim not in (2, 3) or W.shape[-2] != p:
-            raise ValueError(f"argument `W`: expected shape (p, d) or (R, p, d) with "
-                             f"p = {p}, got {tuple(W.shape)}")
+            raise ValueError(
+                f"argument `W`: expected shape (p, d) or (R, p, d) with "
+                f"p = {p}, got {tuple(W.shape)}"
+            )
         if self.n_units is not None and W.shape[-1] != self.n_units:
-            raise ValueError(f"argument `W`: the closed forms hold for d = "
-                             f"{self.n_units} units, got {W.shape[-1]} columns")
-        M = W @ W.transpose(-1, -2)                                  # (..., p, p)
-        f = self.f0 + torch.einsum("npq,...pq->...n", self.A, M)     # Tr[M A_mu]
+            raise ValueError(
+                f"argument `W`: the closed forms hold for d = "
+                f"{self.n_units} units, got {W.shape[-1]} columns"
+            )
+        M = W @ W.transpose(-1, -2)  # (..., p, p)
+        f = self.f0 + torch.einsum("npq,...pq->...n", self.A, M)  # Tr[M A_mu]
         if self.g is not None or self.B is not None:
-            mu = W.sum(-1)                                           # (..., p)
+            mu = W.sum(-1)  # (..., p)
             if self.g is not None:
                 f = f + torch.einsum("np,...p->...n", self.g, mu)
             if self.B is not None:
@@ -82,8 +87,9 @@ class NQFModule:
 
     arch: Architecture
 
-    def expansions(self, xs: Any, dtype: torch.dtype | None = None,
-                   device: torch.device | None = None) -> Expansions:
+    def expansions(
+        self, xs: Any, dtype: torch.dtype | None = None, device: torch.device | None = None
+    ) -> Expansions:
         """The closed forms on the n samples of ``xs`` (a leading axis), stacked."""
         forms = self.arch.batched_forms(xs)
         dtype = dtype or forms.A.dtype
@@ -91,15 +97,18 @@ class NQFModule:
         def cast(t: torch.Tensor) -> torch.Tensor:
             return t.to(dtype=dtype, device=device)
 
-        return Expansions(f0=cast(forms.f0), g=None if forms.g is None else cast(forms.g),
-                          A=cast(forms.A), B=None if forms.B is None else cast(forms.B),
-                          n_units=self.arch.n_units)
+        return Expansions(
+            f0=cast(forms.f0),
+            g=None if forms.g is None else cast(forms.g),
+            A=cast(forms.A),
+            B=None if forms.B is None else cast(forms.B),
+            n_units=self.arch.n_units,
+        )
 
     def batch(self, xs: Any) -> Callable[[torch.Tensor], torch.Tensor]:
         """W -> f_NQF on every sample of ``xs``: (n,), or (R, n) when stacked."""
         leaf = next(t for t in leaves(xs) if isinstance(t, torch.Tensor))
-        return self.expansions(xs, leaf.dtype if leaf.is_floating_point() else None,
-                               leaf.device)
+        return self.expansions(xs, leaf.dtype if leaf.is_floating_point() else None, leaf.device)
 
     def __call__(self, W: torch.Tensor, x: Any) -> torch.Tensor:
         W = self.arch.check_weights(W)
@@ -126,13 +135,16 @@ def nqf_module(arch: Architecture) -> NQFModule:
     :func:`nqf_mini.train_module` from the same W0 (see the module docstring).
     """
     if not isinstance(arch, Architecture):
-        raise TypeError(f"argument `arch`: expected an architecture from "
-                        f"make_architecture, got {describe(arch)}")
+        raise TypeError(
+            f"argument `arch`: expected an architecture from "
+            f"make_architecture, got {describe(arch)}"
+        )
     return NQFModule(arch)
 
 
-def _least_squares_form(A: Any, y: Any, f0: Any) -> tuple[torch.Tensor, torch.Tensor,
-                                                         torch.Tensor, bool]:
+def _least_squares_form(
+    A: Any, y: Any, f0: Any
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, bool]:
     """(F, coefficients, targets, one): least squares of y - f0 on the features of Tr[M A_mu]
     (one column per entry M_ab, a <= b), for targets (n,) or (R, n) (``one``: y was (n,))."""
     A = as_tensor("A", A, dtype=torch.float64)
@@ -141,16 +153,18 @@ def _least_squares_form(A: Any, y: Any, f0: Any) -> tuple[torch.Tensor, torch.Te
     y = as_tensor("y", y, dtype=torch.float64, device=A.device)
     one = y.ndim == 1
     if y.ndim not in (1, 2) or y.shape[-1] != n:
-        raise ValueError(f"argument `y`: expected targets (n,) or (R, n) with n = {n} "
-                         f"samples like `A`, got shape {tuple(y.shape)}")
+        raise ValueError(
+            f"argument `y`: expected targets (n,) or (R, n) with n = {n} "
+            f"samples like `A`, got shape {tuple(y.shape)}"
+        )
     f0 = as_tensor("f0", f0, dtype=torch.float64, device=A.device)
     if f0.ndim == 0:
         f0 = f0.expand(n)
     require_shape("f0", f0, (n,), like="A")
     rows, cols = torch.triu_indices(p, p, device=A.device)
-    weight = torch.where(rows == cols, 1.0, 2.0).to(A)       # Tr[M A] over a <= b
-    F = (A[:, rows, cols] * weight).detach().cpu()                # (n, p(p+1)/2)
-    target = (y - f0).detach().cpu().reshape(-1, n).T            # (n, R)
+    weight = torch.where(rows == cols, 1.0, 2.0).to(A)  # Tr[M A] over a <= b
+    F = (A[:, rows, cols] * weight).detach().cpu()  # (n, p(p+1)/2)
+    target = (y - f0).detach().cpu().reshape(-1, n).T  # (n, R)
     coef = torch.linalg.lstsq(F, target, driver="gelsd").solution
     return F, coef, target, one
 
@@ -228,8 +242,10 @@ def network_module(arch: Architecture) -> NetworkModule:
     it next to :func:`nqf_module` from the same W0.
     """
     if not isinstance(arch, Architecture):
-        raise TypeError(f"argument `arch`: expected an architecture from "
-                        f"make_architecture, got {describe(arch)}")
+        raise TypeError(
+            f"argument `arch`: expected an architecture from "
+            f"make_architecture, got {describe(arch)}"
+        )
     return NetworkModule(arch)
 
 

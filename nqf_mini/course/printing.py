@@ -28,13 +28,18 @@ def mean_sd(values: object, decimals: int = 0, axis: int = 0) -> str:
     arr = np.asarray(values, dtype=float)
     mean, sd = arr.mean(axis=axis), arr.std(axis=axis, ddof=1)
     fmt = f"{{:.{decimals}f}} ± {{:.{decimals}f}}"
-    pairs = [fmt.format(m + 0.0, s + 0.0) for m, s in zip(np.atleast_1d(np.round(mean, decimals)),
-                                                          np.atleast_1d(np.round(sd, decimals)))]
+    pairs = [
+        fmt.format(m + 0.0, s + 0.0)
+        for m, s in zip(
+            np.atleast_1d(np.round(mean, decimals)), np.atleast_1d(np.round(sd, decimals))
+        )
+    ]
     return "[" + ", ".join(pairs) + "]" if np.ndim(mean) else pairs[0]
 
 
-def median_range(values: object, decimals: int = 0, never: str = "never",
-                 fmt: str | None = None) -> str:
+def median_range(
+    values: object, decimals: int = 0, never: str = "never", fmt: str | None = None
+) -> str:
     """``'650 (575–875)'``: the median of an ensemble and its range (min–max), rounded to
     ``decimals`` (or written with the format ``fmt``, e.g. ``".1e"``); infinite entries (e.g.
     an onset that never comes within the horizon) are printed as ``never``, and an ensemble

@@ -13,8 +13,13 @@ import matplotlib as mpl
 import numpy as np
 
 #: Colours used consistently: simulation of the original network, its NQF, and theory.
-COLORS = {"network": "#1f4e9c", "nqf": "#111111", "theory": "#d1495b", "accent": "#edae49",
-          "muted": "#7a7a7a"}
+COLORS = {
+    "network": "#1f4e9c",
+    "nqf": "#111111",
+    "theory": "#d1495b",
+    "accent": "#edae49",
+    "muted": "#7a7a7a",
+}
 
 # dict[Any, Any]: matplotlib types the keys of rcParams as a Literal of every setting's name.
 STYLE: dict[Any, Any] = {
@@ -49,8 +54,9 @@ def symmetric_limits(values: np.ndarray) -> tuple[float, float]:
     return -m, m
 
 
-def reference_slope(ax: Any, x: np.ndarray, slope: float, anchor: tuple[float, float],
-                    label: str, **kwargs: Any) -> None:
+def reference_slope(
+    ax: Any, x: np.ndarray, slope: float, anchor: tuple[float, float], label: str, **kwargs: Any
+) -> None:
     """Draw the line y = anchor_y (x / anchor_x)^slope on log-log axes (a theory guide)."""
     x = np.asarray(x, dtype=float)
     x0, y0 = anchor
@@ -59,8 +65,15 @@ def reference_slope(ax: Any, x: np.ndarray, slope: float, anchor: tuple[float, f
     ax.plot(x, y0 * (x / x0) ** slope, label=label, **style)
 
 
-def mark_onset(ax: Any, onset: Any, steps: Any, values: Any, color: str,
-               label: str | None = None, markersize: float = 9.0) -> None:
+def mark_onset(
+    ax: Any,
+    onset: Any,
+    steps: Any,
+    values: Any,
+    color: str,
+    label: str | None = None,
+    markersize: float = 9.0,
+) -> None:
     """Mark where a network and its NQF part (Chapters 7-9, referee's minor point 3).
 
     Draws a downward triangle on the curve ``values`` (recorded at ``steps``) at the
@@ -75,12 +88,26 @@ def mark_onset(ax: Any, onset: Any, steps: Any, values: Any, color: str,
     values = np.asarray(values, dtype=float)
     k = int(np.clip(np.searchsorted(steps, onset), 0, len(steps) - 1))
     ax.axvline(steps[k], color=color, linestyle=":", linewidth=0.9, alpha=0.8)
-    ax.plot([steps[k]], [values[k]], marker="v", color=color, markersize=markersize,
-            linestyle="none", label=label)
+    ax.plot(
+        [steps[k]],
+        [values[k]],
+        marker="v",
+        color=color,
+        markersize=markersize,
+        linestyle="none",
+        label=label,
+    )
 
 
-def median_band(ax: Any, x: Any, curves: Any, color: str, label: str | None = None,
-                linestyle: str = "-", alpha: float = 0.18) -> np.ndarray:
+def median_band(
+    ax: Any,
+    x: Any,
+    curves: Any,
+    color: str,
+    label: str | None = None,
+    linestyle: str = "-",
+    alpha: float = 0.18,
+) -> np.ndarray:
     """Draw an ensemble of curves as its median (a line) and its range (a shaded band)
     (Chapters 8 and 9: claims about trained networks are made on ensembles of draws).
 
@@ -89,10 +116,11 @@ def median_band(ax: Any, x: Any, curves: Any, color: str, label: str | None = No
     curves = np.asarray(curves, dtype=float)
     x = np.asarray(x, dtype=float)
     if curves.ndim != 2 or curves.shape[1] != x.shape[0]:
-        raise ValueError(f"argument `curves`: expected (draws, T) with T = {x.shape[0]} "
-                         f"points like `x`, got shape {curves.shape}")
+        raise ValueError(
+            f"argument `curves`: expected (draws, T) with T = {x.shape[0]} "
+            f"points like `x`, got shape {curves.shape}"
+        )
     median = np.median(curves, axis=0)
-    ax.fill_between(x, curves.min(0), curves.max(0), color=color, alpha=alpha,
-                    linewidth=0)
+    ax.fill_between(x, curves.min(0), curves.max(0), color=color, alpha=alpha, linewidth=0)
     ax.plot(x, median, color=color, linestyle=linestyle, label=label)
     return median

@@ -29,15 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTATION = ROOT / "book" / "notation.md"
 
 #: Files whose findings their owners are fixing (listed for the lead; not failures here).
-PENDING: dict[tuple[str, str], str] = {
-    ("epsilon", "chapters/06_scaling_laws.ipynb"): "the paper's Fig. 5 scale written epsilon "
-                                                   "far from 'Fig. 5' (the course: sigma)",
-    ("epsilon", "book/instructor.md"): "Adam's epsilon in the ex-ch8-adam rubric "
-                                       "(epsilon_Adam)",
-    ("mu-lambda", "book/instructor.md"): "mu^T B mu and |mu| in the ex-ch7-drift-time "
-                                         "rubric (m)",
-    ("mu-lambda", "nqf_mini/remainder.py"): "'F ~ lambda^2' in a docstring (s)",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def reader_text(path: Path) -> str:
@@ -69,6 +61,7 @@ def files(check: str) -> list:
         out.append(pytest.param(path, id=ids(path), marks=marks))
     return out
 
+
 FORBIDDEN = {
     "the seed (the course's source is 'the review page')": re.compile(r"\bthe seed\b", re.I),
     "working notes": re.compile(r"\bworking notes\b", re.I),
@@ -78,7 +71,8 @@ EPSILON_ALLOWED = {"book/notation.md"}
 #: a quotation of the paper's Fig. 5, whose epsilon is the course's sigma
 FIG5 = re.compile(r"Fig(ure|\.) 5")
 UNIT_SUM_MU = re.compile(
-    r"g\s*\\cdot\s*\\mu\b|\\mu\^\\top\s*B|\(M,\s*\\mu\)|\|\\mu\||μᵀBμ|g·μ|\(M, μ\)|\|μ\|")
+    r"g\s*\\cdot\s*\\mu\b|\\mu\^\\top\s*B|\(M,\s*\\mu\)|\|\\mu\||μᵀBμ|g·μ|\(M, μ\)|\|μ\|"
+)
 SCALE_LAMBDA = re.compile(r"remainder[^.\n]{0,40}(\\lambda|lambda|λ)\s*\^?\s*2")
 
 
@@ -119,15 +113,15 @@ def test_each_symbol_is_defined_once() -> None:
                 continue
             assert symbol not in seen, (
                 f"symbol {symbol!r} defined twice on the notation page: in {seen[symbol]!r} "
-                f"and in {section!r}")
+                f"and in {section!r}"
+            )
             seen[symbol] = section
 
 
 def test_defined_symbols_reads_the_cells() -> None:
     # the parser against hand-written cells, so that the test above cannot pass vacuously
     assert defined_symbols("$M = WW^\\top = \\sum_i w_i w_i^\\top$") == ["M"]
-    assert defined_symbols("$x_\\mu, y_\\mu$; $\\mu, \\nu$") == ["x_\\mu", "y_\\mu", "\\mu",
-                                                                 "\\nu"]
+    assert defined_symbols("$x_\\mu, y_\\mu$; $\\mu, \\nu$") == ["x_\\mu", "y_\\mu", "\\mu", "\\nu"]
     assert defined_symbols("$w_i \\in \\mathbb{R}^p$") == ["w_i"]
 
 
@@ -136,8 +130,11 @@ def test_no_forbidden_words(path: Path) -> None:
     if path.suffix == ".py" or path.name == "status.md":
         pytest.skip("words are checked on pages and notebooks")
     text = reader_text(path)
-    found = [f"{name}: ...{text[max(0, m.start() - 40):m.end() + 20]!r}..."
-             for name, pattern in FORBIDDEN.items() for m in pattern.finditer(text)]
+    found = [
+        f"{name}: ...{text[max(0, m.start() - 40) : m.end() + 20]!r}..."
+        for name, pattern in FORBIDDEN.items()
+        for m in pattern.finditer(text)
+    ]
     assert not found, "\n".join(found)
 
 
@@ -146,25 +143,33 @@ def test_epsilon_is_varepsilon(path: Path) -> None:
     if ids(path) in EPSILON_ALLOWED or path.suffix == ".py":
         pytest.skip("quotes the paper's Fig. 5 (a different quantity, written sigma)")
     text = reader_text(path)
-    found = [text[max(0, m.start() - 40):m.end() + 20] for m in EPSILON.finditer(text)
-             if not FIG5.search(text[max(0, m.start() - 300):m.end() + 300])]
+    found = [
+        text[max(0, m.start() - 40) : m.end() + 20]
+        for m in EPSILON.finditer(text)
+        if not FIG5.search(text[max(0, m.start() - 300) : m.end() + 300])
+    ]
     assert not found, f"'\\epsilon' where '\\varepsilon' (or sigma) is meant: {found}"
 
 
 @pytest.mark.parametrize("path", files("mu-lambda"))
 def test_unit_sum_is_m_and_scale_is_s(path: Path) -> None:
     text = reader_text(path)
-    found = [text[max(0, m.start() - 40):m.end() + 20]
-             for pattern in (UNIT_SUM_MU, SCALE_LAMBDA) for m in pattern.finditer(text)]
+    found = [
+        text[max(0, m.start() - 40) : m.end() + 20]
+        for pattern in (UNIT_SUM_MU, SCALE_LAMBDA)
+        for m in pattern.finditer(text)
+    ]
     assert not found, f"the paper's mu / lambda where the course writes m / s: {found}"
 
 
 def test_patterns_find_what_they_should() -> None:
     # each pattern against a sentence it must catch and one it must leave alone
     assert FORBIDDEN["the seed (the course's source is 'the review page')"].search(
-        "as the seed says")
+        "as the seed says"
+    )
     assert not FORBIDDEN["the seed (the course's source is 'the review page')"].search(
-        "every seed shifted")
+        "every seed shifted"
+    )
     assert EPSILON.search("$(\\sqrt{\\hat v} + \\epsilon)$") and EPSILON.search("ϵ = 1e-4")
     assert not EPSILON.search("$\\varepsilon$, $\\epsilon_{\\mathrm{Adam}}$")
     assert UNIT_SUM_MU.search("$f = g\\cdot\\mu + \\mu^\\top B\\mu$")

@@ -44,9 +44,7 @@ def test_never_is_inf_and_said_against_the_horizon():
 
 
 def test_the_loss_gap_is_ignored_below_the_floor():
-    steps, _, lq, fn, fq = _runs(
-        f_rate=0.05, nqf_decay=20.0
-    )  # the NQF's loss -> 2e-9 L0
+    steps, _, lq, fn, fq = _runs(f_rate=0.05, nqf_decay=20.0)  # the NQF's loss -> 2e-9 L0
     ln = np.maximum(lq, 1e-4)  # the network's stays at 1e-4
     assert math.isinf(nqf.agreement_window(steps, ln, lq, fn, fq).onset)
     counted = nqf.agreement_window(steps, ln, lq, fn, fq, loss_floor=0.0)

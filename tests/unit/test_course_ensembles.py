@@ -43,7 +43,8 @@ def test_median_band_draws_the_median_and_the_range():
     np.testing.assert_allclose(ax.lines[-1].get_ydata(), np.median(curves, axis=0))
     band = ax.collections[-1].get_paths()[0].vertices
     assert band[:, 1].min() == pytest.approx(curves.min()) and band[:, 1].max() == (
-        pytest.approx(curves.max()))
+        pytest.approx(curves.max())
+    )
     with pytest.raises(ValueError, match="curves"):
         median_band(ax, x, curves[:, :3], "#000000")
     plt.close(fig)

@@ -16,7 +16,11 @@ import torch
 
 import nqf_mini as nqf
 from nqf_mini.surrogates import (
-    Expansions, best_quadratic_form, network_module, nqf_floor, nqf_module,
+    Expansions,
+    best_quadratic_form,
+    network_module,
+    nqf_floor,
+    nqf_module,
 )
 
 from ..conftest import tolerance
@@ -49,9 +53,7 @@ def _units(arch):
     return arch.n_units or 3
 
 
-@pytest.mark.parametrize(
-    "name, params", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
-)
+@pytest.mark.parametrize("name, params", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_nqf_module_is_the_autograd_general_form(name, params):
     arch = nqf.make_architecture(name, **params)
     xs, samples = _data(arch, 5)
@@ -61,22 +63,15 @@ def test_nqf_module_is_the_autograd_general_form(name, params):
     )
     quad = nqf_module(arch)
     oracle = torch.stack(
-        [
-            nqf.quadratic_expansion(arch.f, x, arch.p, d=max(d, 2)).predict(W)
-            for x in samples
-        ]
+        [nqf.quadratic_expansion(arch.f, x, arch.p, d=max(d, 2)).predict(W) for x in samples]
     )
     assert torch.allclose(quad.batch(xs)(W), oracle, atol=1e-10, rtol=1e-10)
     assert torch.allclose(quad(W, samples[0]), oracle[0], atol=1e-10, rtol=1e-10)
     stacked = torch.stack([W, -2 * W])  # two runs at once
-    assert torch.allclose(
-        quad.batch(xs)(stacked)[1], quad.batch(xs)(-2 * W), atol=1e-12
-    )
+    assert torch.allclose(quad.batch(xs)(stacked)[1], quad.batch(xs)(-2 * W), atol=1e-12)
 
 
-@pytest.mark.parametrize(
-    "name, params", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
-)
+@pytest.mark.parametrize("name, params", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_network_module_is_arch_f(name, params, dtype, device):
     arch = nqf.make_architecture(name, **params)
     xs, samples = _data(arch, 4)
@@ -92,9 +87,7 @@ def test_network_module_is_arch_f(name, params, dtype, device):
     xs_d = cast(xs) if isinstance(xs, torch.Tensor) else tuple(cast(t) for t in xs)
     got = network_module(arch).batch(xs_d)(cast(W))
     assert got.dtype == dtype and got.device.type == device.type
-    assert torch.allclose(
-        got.cpu().double(), oracle, atol=100 * tolerance(dtype), rtol=1e-4
-    )
+    assert torch.allclose(got.cpu().double(), oracle, atol=100 * tolerance(dtype), rtol=1e-4)
     one = network_module(arch).batch(xs_d)(cast(W[0]))
     assert one.shape == (4,)
 
@@ -103,31 +96,19 @@ def test_vectorised_closed_forms_match_the_per_sample_ones(dtype):
     for name, params in CASES:
         arch = nqf.make_architecture(name, **params)
         xs, samples = _data(arch, 3, seed=7)
-        xs = (
-            xs.to(dtype)
-            if isinstance(xs, torch.Tensor)
-            else tuple(t.to(dtype) for t in xs)
-        )
+        xs = xs.to(dtype) if isinstance(xs, torch.Tensor) else tuple(t.to(dtype) for t in xs)
         forms = nqf_module(arch).expansions(xs)
         assert forms.A.dtype == dtype
         for i, x in enumerate(samples):
             e = arch.expansion(x)
             assert torch.allclose(forms.A[i].double(), e.A, atol=tolerance(dtype))
             assert torch.allclose(forms.f0[i].double(), e.f0, atol=tolerance(dtype))
-            g = (
-                torch.zeros(arch.p, dtype=torch.float64)
-                if forms.g is None
-                else forms.g[i]
-            )
+            g = torch.zeros(arch.p, dtype=torch.float64) if forms.g is None else forms.g[i]
             assert torch.allclose(g.double(), e.g, atol=tolerance(dtype))
 
 
-@pytest.mark.parametrize(
-    "optimizer, batch_size", [("sgd", None), ("sgd", 4), ("adam", None)]
-)
-def test_nqf_trained_by_train_module_is_simulate_w(
-    optimizer, batch_size, dtype, device
-):
+@pytest.mark.parametrize("optimizer, batch_size", [("sgd", None), ("sgd", 4), ("adam", None)])
+def test_nqf_trained_by_train_module_is_simulate_w(optimizer, batch_size, dtype, device):
     arch = nqf.make_architecture("attention", n_in=3, n_tokens=4, h=2, h_v=2)
     xs, samples = _data(arch, 12)
     gen = torch.Generator().manual_seed(3)
@@ -161,9 +142,7 @@ def test_nqf_trained_by_train_module_is_simulate_w(
     )
     assert run.W.dtype == dtype and run.W.device.type == device.type
     assert torch.allclose(run.W.cpu().double(), ref.W, atol=100 * tolerance(dtype))
-    assert abs(run.loss[-1] - ref.loss[-1]) <= 100 * tolerance(dtype) * max(
-        1, ref.loss[0]
-    )
+    assert abs(run.loss[-1] - ref.loss[-1]) <= 100 * tolerance(dtype) * max(1, ref.loss[0])
 
 
 def test_vectorised_network_trains_like_vmap():
@@ -173,9 +152,7 @@ def test_vectorised_network_trains_like_vmap():
     y = torch.randn(10, generator=gen, dtype=torch.float64)
     W0 = 0.2 * torch.randn(arch.p, 4, generator=gen, dtype=torch.float64)
     a = nqf.train_module(arch.f, xs, y, W0, lr=0.05, steps=25, batch_size=3)
-    b = nqf.train_module(
-        network_module(arch), xs, y, W0, lr=0.05, steps=25, batch_size=3
-    )
+    b = nqf.train_module(network_module(arch), xs, y, W0, lr=0.05, steps=25, batch_size=3)
     assert torch.allclose(a.W, b.W, atol=1e-13) and abs(a.loss - b.loss).max() < 1e-13
 
 
