@@ -113,12 +113,24 @@ def _work_copy(session: nox.Session) -> Path:
     work = Path(session.create_tmp()) / "work"
     shutil.rmtree(work, ignore_errors=True)
     ignore = shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints")
-    for name in ("tests", "chapters", "scripts"):
+    for name in ("tests", "chapters", "scripts", "notebooks"):
         shutil.copytree(ROOT / name, work / name, ignore=ignore)
-    for path in ROOT.glob("book/*.ipynb"):
-        (work / "book").mkdir(exist_ok=True)
-        shutil.copy2(path, work / "book" / path.name)
-    shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")  # pytest's settings
+    # the pages and the book's configuration, which tests read (not the web assets)
+    shutil.copytree(
+        ROOT / "book",
+        work / "book",
+        ignore=shutil.ignore_patterns("__pycache__", "vendor", "_static"),
+    )
+    for name in (
+        "pyproject.toml",
+        "_config.yml",
+        "_toc.yml",
+        "README.md",
+        "CHANGELOG.md",
+        "CITATION.cff",
+        "LICENSE",
+    ):
+        shutil.copy2(ROOT / name, work / name)  # pyproject.toml: pytest's settings
     session.chdir(work)
     return work
 
