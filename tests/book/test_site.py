@@ -30,7 +30,7 @@ NEEDS = (HTML / "index.html", "book")
 #: While the chapters' alt texts land one by one, a page whose figures still carry no alt
 #: text is reported (xfail, with the list) instead of failing; set to True once every chapter
 #: has its alt texts.
-ALT_TEXT_STRICT = False
+ALT_TEXT_STRICT = True
 #: The largest figure image, in bytes, after the build's palette conversion.
 FIGURE_BUDGET = 200_000
 FILE_NAME = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif|webp)$", re.I)
