@@ -27,10 +27,6 @@ ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 NEEDS = (HTML / "index.html", "book")
 
-#: While the chapters' alt texts land one by one, a page whose figures still carry no alt
-#: text is reported (xfail, with the list) instead of failing; set to True once every chapter
-#: has its alt texts.
-ALT_TEXT_STRICT = True
 #: The largest figure image, in bytes, after the build's palette conversion.
 FIGURE_BUDGET = 200_000
 FILE_NAME = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif|webp)$", re.I)
@@ -139,11 +135,6 @@ def test_every_figure_has_alt_text(page):
     missing = [
         i["src"].rsplit("/", 1)[-1][:16] for i in parse(page).images if bad_alt(i.get("alt", ""))
     ]
-    if missing and not ALT_TEXT_STRICT:
-        pytest.xfail(
-            f"{page}: {len(missing)} figure(s) without alt text "
-            f'("mystnb": {{"image": {{"alt": ...}}}} in the cell): {missing}'
-        )
     assert not missing, f"{page}: {len(missing)} figure(s) without alt text: {missing}"
 
 
