@@ -265,7 +265,8 @@ class MatrixCompletion(_TwoFactors):
 
     def _f(self, W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         U, V = self._factors(W)
-        return U[x[0]] @ V[x[1]]
+        # one-element index tensors, not 0-d ones: torch < 2.4 cannot vmap a 0-d index
+        return (U[x[0:1]] * V[x[1:2]]).sum()
 
     def _A(self, x: torch.Tensor) -> torch.Tensor:
         E = torch.zeros(self.m, self.n, dtype=torch.float64, device=x.device)
