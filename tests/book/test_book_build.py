@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scripts import toc
+from tests.html_void import VOID
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -92,21 +93,6 @@ class _Prose(HTMLParser):
             self.text.append(data)
 
 
-VOID = {
-    "area",
-    "base",
-    "br",
-    "col",
-    "embed",
-    "hr",
-    "img",
-    "input",
-    "link",
-    "meta",
-    "source",
-    "track",
-    "wbr",
-}
 # A dollar sign, a TeX command such as \frac or \operatorname, or MyST role/directive syntax.
 LEFTOVER = re.compile(r"\$|\\[A-Za-z]{2,}|\{(?:prf:ref|eq|numref|ref|doc|cite|math)\}`|```\{")
 

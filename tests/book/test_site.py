@@ -22,6 +22,7 @@ import pytest
 from PIL import Image
 
 from scripts import toc
+from tests.html_void import VOID
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -30,21 +31,6 @@ NEEDS = (HTML / "index.html", "book")
 #: The largest figure image, in bytes, after the build's palette conversion.
 FIGURE_BUDGET = 200_000
 FILE_NAME = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif|webp)$", re.I)
-VOID = {
-    "area",
-    "base",
-    "br",
-    "col",
-    "embed",
-    "hr",
-    "img",
-    "input",
-    "link",
-    "meta",
-    "source",
-    "track",
-    "wbr",
-}
 PAGES = toc.pages()
 
 

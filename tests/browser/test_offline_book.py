@@ -22,6 +22,7 @@ import yaml
 from scripts import toc
 
 from .conftest import HTML, ROOT, SCREENSHOTS
+from tests.html_void import VOID
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 CHAPTERS = [f for f in toc.pages() if f.startswith("chapters/")]
@@ -29,21 +30,6 @@ CHAPTERS = [f for f in toc.pages() if f.startswith("chapters/")]
 # Raw TeX that MathJax would have replaced; code, scripts and MathJax's own output are not prose.
 RAW_MATH = re.compile(r"\\\(|\\\[|\$\$|\\begin\{")
 NOT_PROSE = {"script", "style", "pre", "code", "textarea", "kbd", "samp", "mjx-container"}
-VOID = {
-    "area",
-    "base",
-    "br",
-    "col",
-    "embed",
-    "hr",
-    "img",
-    "input",
-    "link",
-    "meta",
-    "source",
-    "track",
-    "wbr",
-}
 # What myst-nb's HTML renderer shows of an output, in its order of priority.
 PRIORITY = [
     "application/vnd.jupyter.widget-view+json",
