@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import os
 import platform
 import sys
 import time
@@ -46,8 +47,12 @@ def execute(path: Path, timeout: int) -> float:
             cell.metadata.pop("execution", None)
     nb.metadata.pop("widgets", None)  # widget state is saved again only if widgets are shown
     client = notebook_client(nb, path, timeout, record_timing=False)
+    # The stored outputs are what a reader without a kernel sees: every explorer with all its
+    # frames and no live widgets (NQF_EXPLORER_FRAMES=all), and no seed shift.
+    env = {**os.environ, "NQF_EXPLORER_FRAMES": "all"}
+    env.pop("NQF_SEED", None)
     start = time.perf_counter()
-    client.execute()
+    client.execute(env=env)
     seconds = time.perf_counter() - start
     nb.metadata["nqf_execution"] = {
         "seconds": round(seconds, 1),
