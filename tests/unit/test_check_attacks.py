@@ -271,6 +271,23 @@ def test_float32_answers_are_told_so():
         assert "rows/columns" not in result.message and "expected" not in result.message
 
 
+def test_a_float32_answer_that_meets_the_tolerance_by_luck_is_told_so():
+    """A float32 value within 1e-8 of the truth (its rounding errors happened to be
+    small) is flagged; a float64 value, a round number and an exact value are not."""
+    from nqf_mini.course.feedback import compare
+
+    lucky = float(np.float32(0.3))
+    truth = lucky + 1e-9  # the float32 value is 1e-9 from it: inside the 1e-8 tolerance
+    flagged = compare(lucky, truth, "the loss", 1e-8)
+    assert flagged is not None and "float32" in flagged.message
+    tensor = compare(torch.tensor(lucky, dtype=torch.float32), truth, "the loss", 1e-8)
+    assert tensor is not None and "float32" in tensor.message
+    assert compare(truth + 5e-9, truth, "the loss", 1e-8) is None  # float64
+    assert compare(0.5, 0.5 - 2**-54, "the loss", 1e-8) is None  # a round number
+    assert compare(lucky, lucky, "the loss", 1e-8) is None  # exact
+    assert compare(lucky, truth, "the loss", 1e-6) is None  # float32 resolves 1e-6
+
+
 def test_diagnose_matrix_grammar():
     from nqf_mini.course.feedback import diagnose_matrix
 
