@@ -8,7 +8,9 @@ notebooks at a time. CPU time, not wall-clock time, is what a busy machine does 
 change, so it is what this script measures: the kernels' CPU seconds (read from /proc
 while they run) plus the grader's own. The projection assumes the same cost per notebook
 on a quiet 2-core machine (two notebooks at a time keep both cores busy) and counts a
-tenth chapter at the mean cost of the others.
+chapter with no graded exercise at the mean cost of the others. The wall-clock time of the
+whole class is printed too: with ``--students 40`` on a quiet machine it is the class's
+real grading time, sandbox start-up and all (book/instructor.md quotes it).
 
     python benchmarks/bench_grading.py [--students 2]
 """
