@@ -108,9 +108,12 @@ test: unit nbval $(HTML) $(STUDENT_HTML)
 	$(MAKE) --no-print-directory lint
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
+# The test mostly waits (on Chromium, MathJax, timers: a third of a core on average), so its
+# files run BROWSER_JOBS at a time, each with its own Chromium and server.
+BROWSER_JOBS ?= 3
 browser-test: $(HTML)
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
-	$(BIN)/python -m pytest tests -m browser -q
+	$(BIN)/python -m pytest tests -m browser -q -n $(BROWSER_JOBS) --dist loadfile
 
 # The printable book (scripts/make_pdf.py): every page of _toc.yml in one PDF, printed by
 # headless Chromium with every formula typeset, and the student edition without solutions,

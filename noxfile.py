@@ -48,7 +48,20 @@ nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["colab", "minimum"]
 
 #: Test tools, unpinned: the newest that pip finds for the interpreter.
-TOOLS = ["pytest", "nbval", "nbclient", "nbformat", "ipykernel", "setuptools>=77", "wheel"]
+TOOLS = [
+    "pytest",
+    "pytest-xdist",
+    "nbval",
+    "nbclient",
+    "nbformat",
+    "ipykernel",
+    "setuptools>=77",
+    "wheel",
+]
+#: Processes each session's test runs use (pytest-xdist workers, notebooks at a time): the
+#: two sessions run side by side with ``make test``'s parts, so that no core waits on one
+#: long serial chain.
+JOBS = os.environ.get("NQF_COMPAT_JOBS", "2")
 #: The packages whose versions each session prints.
 SHOWN = [
     "torch",
@@ -169,7 +182,18 @@ def _prepare(session: nox.Session, requirements: list[str]) -> None:
     _install(session, [*requirements, *TOOLS])
     _work_copy(session)
     _report(session)
-    session.run("python", "-m", "pytest", "tests/unit", "-q", env=_environment())
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "tests/unit",
+        "-q",
+        "-n",
+        JOBS,
+        "--dist",
+        "loadfile",
+        env=_environment(),
+    )
 
 
 def _timeout(seconds: int) -> str:
@@ -202,6 +226,10 @@ def colab(session: nox.Session) -> None:
         "tests/nbval_sanitize.cfg",
         f"--nbval-cell-timeout={_timeout(120)}",
         f"--nbval-kernel-startup-timeout={_timeout(60)}",
+        "-n",
+        JOBS,
+        "--dist",
+        "loadfile",
         *NOTEBOOKS,
         "-q",
         env=_environment(kernels=True),
@@ -220,7 +248,7 @@ def minimum(session: nox.Session) -> None:
         "--shifts",
         "1",
         "--jobs",
-        "1",
+        JOBS,
         "--timeout",
         _timeout(600),
         env=_environment(kernels=True),
