@@ -104,7 +104,7 @@ lint: $(STAMP)
 
 # The tests of the built books (tests/book, marker `build`), then lint.
 test: unit nbval $(HTML) $(STUDENT_HTML)
-	$(BIN)/python -m pytest tests -m build -q
+	$(BIN)/python -m pytest tests -m build -q -n $(JOBS) --dist loadfile
 	$(MAKE) --no-print-directory lint
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.

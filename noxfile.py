@@ -103,9 +103,12 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     ``nqf_mini`` with ``--no-deps``, as the Colab cell installs it."""
     index = os.environ.get("NQF_TORCH_INDEX")
     torch = [r for r in requirements if Requirement(r).name == "torch"]
+    # --no-compile: pip would byte-compile every module of every package (about 30 CPU
+    # seconds a session, torch and sympy mostly); the tests compile what they import, once,
+    # into the venv's own cache (PYTHONPYCACHEPREFIX in _environment).
     if index and torch:
-        session.install(*torch, "--index-url", index)
-    session.install(*requirements)
+        session.install("--no-compile", *torch, "--index-url", index)
+    session.install("--no-compile", *requirements)
     # Built from the session's own copy of the sources: the two sessions install side by
     # side (-j 2), and two setuptools builds in one checkout collide in its build/ folder.
     src = Path(session.create_tmp()).resolve() / "src"
@@ -116,7 +119,11 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
     session.install(
-        "--no-deps", "--force-reinstall", "--no-build-isolation", f"nqf_mini @ {src.as_uri()}"
+        "--no-compile",
+        "--no-deps",
+        "--force-reinstall",
+        "--no-build-isolation",
+        f"nqf_mini @ {src.as_uri()}",
     )
 
 
@@ -148,14 +155,15 @@ def _work_copy(session: nox.Session) -> Path:
     return work
 
 
-def _environment(kernels: bool = False) -> dict[str, str]:
+def _environment(session: nox.Session, kernels: bool = False) -> dict[str, str]:
     """The variables of a test run; ``kernels``: one that executes notebooks, whose
-    explorers then draw only their default frame (the unit tests draw every frame)."""
+    explorers then draw only their default frame (the unit tests draw every frame).
+    Bytecode goes to the venv's own cache, not next to the sources of the work folder."""
     frames = {"NQF_EXPLORER_FRAMES": "default"} if kernels else {}
     return {
         "NQF_DEVICE": "cpu",
         "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPYCACHEPREFIX": str(Path(session.virtualenv.location) / "pycache"),
         "OMP_NUM_THREADS": "1",
         "PYTHONPATH": "",
         **frames,
@@ -173,7 +181,7 @@ def _report(session: nox.Session) -> None:
         "print('python', platform.python_version(), *(f'{n} {v(n)}' for n in names))\n"
         f"assert {str(ROOT / 'nqf_mini')!r} not in nqf_mini.__file__, nqf_mini.__file__"
     )
-    session.run("python", "-c", code, env=_environment())
+    session.run("python", "-c", code, env=_environment(session))
 
 
 def _prepare(session: nox.Session, requirements: list[str]) -> None:
@@ -192,7 +200,7 @@ def _prepare(session: nox.Session, requirements: list[str]) -> None:
         JOBS,
         "--dist",
         "loadfile",
-        env=_environment(),
+        env=_environment(session),
     )
 
 
@@ -214,7 +222,12 @@ def colab(session: nox.Session) -> None:
     # Every chapter's explorer live in a kernel under Colab's ipywidgets 7.7.1: each
     # control moved as Colab's front end moves it, the figure redrawn by draw.
     session.run(
-        "python", "-m", "pytest", "tests/chapters/test_live_explorers.py", "-q", env=_environment()
+        "python",
+        "-m",
+        "pytest",
+        "tests/chapters/test_live_explorers.py",
+        "-q",
+        env=_environment(session),
     )
     session.run(
         "python",
@@ -232,7 +245,7 @@ def colab(session: nox.Session) -> None:
         "loadfile",
         *NOTEBOOKS,
         "-q",
-        env=_environment(kernels=True),
+        env=_environment(session, kernels=True),
     )
 
 
@@ -251,5 +264,5 @@ def minimum(session: nox.Session) -> None:
         JOBS,
         "--timeout",
         _timeout(600),
-        env=_environment(kernels=True),
+        env=_environment(session, kernels=True),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,6 +25,9 @@ from scripts.timeouts import scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_NOTEBOOKS = sorted(ROOT.glob("chapters/*.ipynb")) + sorted(ROOT.glob("book/*.ipynb"))
+#: Held while a kernel starts: two kernels started at the same moment by one process can
+#: be handed the same free port (seen as "Address already in use" with --jobs 2).
+STARTING = threading.Lock()
 
 
 def run(path: Path, shift: int, timeout: int) -> tuple[Path, int, float, str]:
@@ -40,7 +44,11 @@ def run(path: Path, shift: int, timeout: int) -> tuple[Path, int, float, str]:
     client = notebook_client(nb, path, timeout)
     start = time.perf_counter()
     try:
-        client.execute(env=env)
+        with STARTING:
+            client.create_kernel_manager()
+            client.start_new_kernel(env=env)
+            client.start_new_kernel_client()
+        client.execute()  # on the kernel just started, which it shuts down at the end
         error = ""
     except CellExecutionError as exc:
         lines = [ln for ln in str(exc).splitlines() if ln.strip()]
