@@ -103,12 +103,9 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     ``nqf_mini`` with ``--no-deps``, as the Colab cell installs it."""
     index = os.environ.get("NQF_TORCH_INDEX")
     torch = [r for r in requirements if Requirement(r).name == "torch"]
-    # --no-compile: pip would byte-compile every module of every package (about 30 CPU
-    # seconds a session, torch and sympy mostly); the tests compile what they import, once,
-    # into the venv's own cache (PYTHONPYCACHEPREFIX in _environment).
     if index and torch:
-        session.install("--no-compile", *torch, "--index-url", index)
-    session.install("--no-compile", *requirements)
+        session.install(*torch, "--index-url", index)
+    session.install(*requirements)
     # Built from the session's own copy of the sources: the two sessions install side by
     # side (-j 2), and two setuptools builds in one checkout collide in its build/ folder.
     src = Path(session.create_tmp()).resolve() / "src"
@@ -119,7 +116,6 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
     session.install(
-        "--no-compile",
         "--no-deps",
         "--force-reinstall",
         "--no-build-isolation",
@@ -155,15 +151,14 @@ def _work_copy(session: nox.Session) -> Path:
     return work
 
 
-def _environment(session: nox.Session, kernels: bool = False) -> dict[str, str]:
+def _environment(kernels: bool = False) -> dict[str, str]:
     """The variables of a test run; ``kernels``: one that executes notebooks, whose
-    explorers then draw only their default frame (the unit tests draw every frame).
-    Bytecode goes to the venv's own cache, not next to the sources of the work folder."""
+    explorers then draw only their default frame (the unit tests draw every frame)."""
     frames = {"NQF_EXPLORER_FRAMES": "default"} if kernels else {}
     return {
         "NQF_DEVICE": "cpu",
         "PYTHONHASHSEED": "0",
-        "PYTHONPYCACHEPREFIX": str(Path(session.virtualenv.location) / "pycache"),
+        "PYTHONDONTWRITEBYTECODE": "1",
         "OMP_NUM_THREADS": "1",
         "PYTHONPATH": "",
         **frames,
@@ -181,7 +176,7 @@ def _report(session: nox.Session) -> None:
         "print('python', platform.python_version(), *(f'{n} {v(n)}' for n in names))\n"
         f"assert {str(ROOT / 'nqf_mini')!r} not in nqf_mini.__file__, nqf_mini.__file__"
     )
-    session.run("python", "-c", code, env=_environment(session))
+    session.run("python", "-c", code, env=_environment())
 
 
 def _prepare(session: nox.Session, requirements: list[str]) -> None:
@@ -200,7 +195,7 @@ def _prepare(session: nox.Session, requirements: list[str]) -> None:
         JOBS,
         "--dist",
         "loadfile",
-        env=_environment(session),
+        env=_environment(),
     )
 
 
@@ -227,7 +222,7 @@ def colab(session: nox.Session) -> None:
         "pytest",
         "tests/chapters/test_live_explorers.py",
         "-q",
-        env=_environment(session),
+        env=_environment(),
     )
     session.run(
         "python",
@@ -245,7 +240,7 @@ def colab(session: nox.Session) -> None:
         "loadfile",
         *NOTEBOOKS,
         "-q",
-        env=_environment(session, kernels=True),
+        env=_environment(kernels=True),
     )
 
 
@@ -264,5 +259,5 @@ def minimum(session: nox.Session) -> None:
         JOBS,
         "--timeout",
         _timeout(600),
-        env=_environment(session, kernels=True),
+        env=_environment(kernels=True),
     )

@@ -21,6 +21,8 @@ from typing import Any
 
 from jupyter_client.manager import start_new_kernel
 
+from scripts.timeouts import scale
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
@@ -50,7 +52,8 @@ def _with_buffers(state: dict[str, Any], paths: list[list[Any]], buffers: list[A
 
 class Kernel:
     """A kernel in ``cwd`` with ``env`` added to (or, for a None value, removed from) this
-    process's environment. Use as a context manager."""
+    process's environment. Use as a context manager. ``timeout`` (seconds without a message
+    from the kernel) and the start-up limit stretch with ``NQF_TIMEOUT_SCALE``."""
 
     def __init__(
         self, cwd: Path, env: dict[str, str | None] | None = None, timeout: float = 600.0
@@ -61,10 +64,10 @@ class Kernel:
                 environment.pop(key, None)
             else:
                 environment[key] = value
-        self.timeout = timeout
+        self.timeout = timeout * scale()
         self.models: dict[str, Model] = {}
         self.manager, self.client = start_new_kernel(
-            kernel_name="python3", cwd=str(cwd), env=environment, startup_timeout=120
+            kernel_name="python3", cwd=str(cwd), env=environment, startup_timeout=120 * scale()
         )
 
     def __enter__(self) -> Kernel:
