@@ -116,10 +116,7 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
     session.install(
-        "--no-deps",
-        "--force-reinstall",
-        "--no-build-isolation",
-        f"nqf_mini @ {src.as_uri()}",
+        "--no-deps", "--force-reinstall", "--no-build-isolation", f"nqf_mini @ {src.as_uri()}"
     )
 
 
@@ -217,12 +214,7 @@ def colab(session: nox.Session) -> None:
     # Every chapter's explorer live in a kernel under Colab's ipywidgets 7.7.1: each
     # control moved as Colab's front end moves it, the figure redrawn by draw.
     session.run(
-        "python",
-        "-m",
-        "pytest",
-        "tests/chapters/test_live_explorers.py",
-        "-q",
-        env=_environment(),
+        "python", "-m", "pytest", "tests/chapters/test_live_explorers.py", "-q", env=_environment()
     )
     session.run(
         "python",
