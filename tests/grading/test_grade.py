@@ -19,7 +19,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import os
 import shutil
 import signal
 import subprocess
@@ -36,12 +35,13 @@ from nqf_mini.course.points import POINTS
 from nqf_mini.course.sandbox import KERNEL_ENV, Kernel, Limits, bwrap_problem
 
 from scripts import make_student
+from scripts.timeouts import scale
 from ..conftest import need
 
 ROOT = Path(__file__).resolve().parents[2]
 
 FULL_CHAPTER = ROOT / "chapters" / "04_lotka_volterra.ipynb"
-SCALE = float(os.environ.get("NQF_TIMEOUT_SCALE", "1") or 1)
+SCALE = scale()
 #: Marks the processes an attack starts, so that the test can look for survivors.
 MARK = "nqf-attack-survivor-7731"
 
