@@ -2,7 +2,7 @@
 
 The lock (``requirements.txt``) is one environment; ``make test`` runs it. Two more:
 
-* ``colab``: what Google Colab ships: Python 3.12, the newest torch pip gives, numpy
+* ``colab``: what Google Colab ships: Python 3.12, the newest torch the index has, numpy
   2.0, matplotlib 3.10, ipywidgets 7.7.1, scikit-learn 1.6.1 (Chapter 10's digits), and
   ``nqf_mini`` installed with ``--no-deps``,
   as the chapters' Colab install cell does. The unit tests, every chapter's explorer
@@ -20,10 +20,15 @@ Both test the *installed* package: the tests, chapters and tooling are copied in
 session's work folder, away from the checkout's ``nqf_mini/``. The venvs live in
 ``.venv-compat/`` and are reused; ``nox --install-only`` prepares them (``.ci/run``
 starts that first, in the background: a cold install downloads gigabytes), and
-``nox -R`` runs the tests without installing. A missing interpreter skips its session
-with a message, and fails the run when the environment variable ``CI`` is set (nox's
-own rule). ``NQF_TORCH_INDEX`` (e.g. PyTorch's CPU wheel index, as the GitHub workflow
-sets) is where torch is installed from; unset, pip's own index.
+``nox -R`` runs the tests without installing. uv makes the venvs and installs into them
+(nox's ``uv`` backend): from a cold cache both take about 70 s and 120 CPU-seconds on two
+cores, against pip's 115 s and 210, since uv unpacks each wheel once into its cache and
+links the files into every venv. Every module is byte-compiled at install, as pip does:
+the test processes write no bytecode (``PYTHONDONTWRITEBYTECODE``), and without it each
+would compile torch again. uv never downloads an interpreter here: a missing one skips
+its session with a message, and fails the run when the environment variable ``CI`` is
+set (nox's own rule). ``NQF_TORCH_INDEX`` (e.g. PyTorch's CPU wheel index, as the GitHub
+workflow sets) is where torch is installed from; unset, the package index's own.
 """
 
 from __future__ import annotations
@@ -44,10 +49,11 @@ else:  # pragma: no cover - the tooling runs on the lock's Python 3.11
 ROOT = Path(__file__).resolve().parent
 nox.options.envdir = ".venv-compat"
 nox.options.reuse_venv = "yes"
-nox.options.default_venv_backend = "venv"
+nox.options.default_venv_backend = "uv"
+nox.options.download_python = "never"
 nox.options.sessions = ["colab", "minimum"]
 
-#: Test tools, unpinned: the newest that pip finds for the interpreter.
+#: Test tools, unpinned: the newest that the index has for the interpreter.
 TOOLS = [
     "pytest",
     "pytest-xdist",
@@ -98,14 +104,18 @@ def floors(root: Path = ROOT) -> list[str]:
     return pinned
 
 
+#: Every installed module byte-compiled, as pip does (uv does not by default).
+COMPILE = {"UV_COMPILE_BYTECODE": "1"}
+
+
 def _install(session: nox.Session, requirements: list[str]) -> None:
     """The requirements (torch from ``NQF_TORCH_INDEX`` when set), then this checkout's
     ``nqf_mini`` with ``--no-deps``, as the Colab cell installs it."""
     index = os.environ.get("NQF_TORCH_INDEX")
     torch = [r for r in requirements if Requirement(r).name == "torch"]
     if index and torch:
-        session.install(*torch, "--index-url", index)
-    session.install(*requirements)
+        session.install(*torch, "--index-url", index, env=COMPILE)
+    session.install(*requirements, env=COMPILE)
     # Built from the session's own copy of the sources: the two sessions install side by
     # side (-j 2), and two setuptools builds in one checkout collide in its build/ folder.
     src = Path(session.create_tmp()).resolve() / "src"
