@@ -108,8 +108,9 @@ test: unit nbval $(HTML) $(STUDENT_HTML)
 	$(MAKE) --no-print-directory lint
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
-# The test mostly waits (on Chromium, MathJax, timers: a third of a core on average), so its
-# files run BROWSER_JOBS at a time, each with its own Chromium and server.
+# Chromium's processes (MathJax, layout, axe) do most of the work: about 500 CPU-seconds on
+# 2 cores, which time(1) does not count for the test. Its files run BROWSER_JOBS at a time,
+# each with its own Chromium and server (3: 268 s alone on 2 quiet cores; one at a time 340 s).
 BROWSER_JOBS ?= 3
 browser-test: $(HTML)
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)

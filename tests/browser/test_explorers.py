@@ -143,36 +143,40 @@ def test_explorer_is_ready_in_time(chapter, playwright_chromium, book_server):
     """The page's HTML (with the explorer's default frame; the book moves the others
     to a script file loaded on the first touch of a control) is parsed and its script
     has run, and the whole page has loaded (its load event, once MathJax has typeset
-    the formulas in view), within the 2 s budget (best of three cold loads; times
-    NQF_TIMEOUT_SCALE).
+    the formulas in view), within the 2 s budget (times NQF_TIMEOUT_SCALE), in one of
+    up to three cold loads: a load over the budget is tried again (a busy moment of the
+    machine), and the first one within it ends the test, since each load typesets the
+    page again (about 3 CPU-seconds).
 
     MathJax takes most of a page's load time, and the same with or without the explorer;
     the book typesets lazily (``ui/lazy`` in ``_config.yml``), which halves it on the
-    pages with the most formulas (Chapter 2: 2.4 s -> 1.3 s). The load times with and
-    without the explorer are written to ``explorers.json``.
+    pages with the most formulas (Chapter 2: 2.4 s -> 1.3 s). The best load times with
+    the explorer and one without it are written to ``explorers.json``.
     """
     name = Path(chapter).name
     url = f"{book_server.url}/{chapter}.html"
-    with_explorer, without = [], []
+    loads = []  # (load event, HTML parsed) of each cold load, with the explorer
     for _ in range(3):
-        with_explorer.append(timed_load(playwright_chromium, url, strip=False))
-        without.append(timed_load(playwright_chromium, url, strip=True))
-    ready = min(parsed for _, parsed in with_explorer)
+        loads.append(timed_load(playwright_chromium, url, strip=False))
+        if max(loads[-1]) < LOAD_BUDGET_S:
+            break
+    ready = min(parsed for _, parsed in loads)
+    load = min(load for load, _ in loads)
     record_timing(
         name,
         {
             "explorer_ready_s": ready,
-            "load_s": min(load for load, _ in with_explorer),
-            "load_without_explorer_s": min(load for load, _ in without),
+            "load_s": load,
+            "load_without_explorer_s": timed_load(playwright_chromium, url, strip=True)[0],
         },
     )
     assert ready < LOAD_BUDGET_S, (
         f"{chapter}: the explorer was ready only {ready:.2f} s after navigation "
-        f"(budget {LOAD_BUDGET_S:.1f} s)"
+        f"(budget {LOAD_BUDGET_S:.1f} s, {len(loads)} loads)"
     )
-    load = min(load for load, _ in with_explorer)
     assert load < LOAD_BUDGET_S, (
-        f"{chapter}: the page loaded {load:.2f} s after navigation (budget {LOAD_BUDGET_S:.1f} s)"
+        f"{chapter}: the page loaded {load:.2f} s after navigation "
+        f"(budget {LOAD_BUDGET_S:.1f} s, {len(loads)} loads)"
     )
 
 
