@@ -130,7 +130,11 @@ def _install(session: nox.Session, requirements: list[str]) -> None:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
     session.install(
-        "--no-deps", "--force-reinstall", "--no-build-isolation", f"nqf_mini @ {src.as_uri()}"
+        "--no-deps",
+        "--force-reinstall",
+        "--no-build-isolation",
+        f"nqf_mini @ {src.as_uri()}",
+        env=COMPILE,
     )
 
 
