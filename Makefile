@@ -40,6 +40,8 @@ BOOK_SOURCES := _config.yml _toc.yml $(wildcard chapters/*.ipynb) \
 JOBS   ?= 2
 export PYTHONHASHSEED := 0
 export NQF_DEVICE ?= cpu
+# Debian packages, installed by the targets that need them when they are missing.
+APT_INSTALL := apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y
 
 .PHONY: book test lint unit nbval browser-test browser-deps pdf site-report execute student notebooks install-cells \
 	compat compat-install grade bwrap book-student release lock benchmarks seeds clean help
@@ -114,14 +116,14 @@ test: unit nbval $(HTML) $(STUDENT_HTML)
 # each with its own Chromium and server (3: 268 s alone on 2 quiet cores; one at a time 340 s).
 BROWSER_JOBS ?= 3
 browser-test: $(HTML)
-	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+	command -v chromium >/dev/null || ($(APT_INSTALL) chromium)
 	$(BIN)/python -m pytest tests -m browser -q -n $(BROWSER_JOBS) --dist loadfile
 
 # Debian's chromium and poppler-utils (pdftotext), for the browser test and the PDFs, when
 # missing: .ci/run installs them first, beside the venv, so that the two targets find them.
 browser-deps:
-	command -v chromium >/dev/null && command -v pdftotext >/dev/null || (apt-get update && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium poppler-utils)
+	command -v chromium >/dev/null && command -v pdftotext >/dev/null || \
+		($(APT_INSTALL) chromium poppler-utils)
 
 # The printable book (scripts/make_pdf.py): every page of _toc.yml in one PDF, printed by
 # headless Chromium with every formula typeset, and the student edition without solutions,
@@ -175,7 +177,7 @@ compat: compat-install
 # make runs as root (CI); otherwise the grader says how to install it.
 bwrap:
 	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || \
-		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap)
+		($(APT_INSTALL) bubblewrap)
 
 # Grade a class: every notebook under SUBMISSIONS (one folder per student), each in
 # bubblewrap sandboxes with GRADE_CPU CPU seconds, JOBS at a time, into
