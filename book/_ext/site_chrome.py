@@ -1,6 +1,6 @@
 """Sphinx extension of the course: the parts of every page that the themes get wrong.
 
-Each fix names what it repairs; ``tests/browser/test_accessibility.py`` (axe-core, every
+Each fix names what it repairs; ``tests/browser/test_desktop.py`` (axe-core, every
 page, light and dark) and ``tests/book/test_site.py`` (the built files) check the result.
 
 * **A description per page** (``<meta name="description">``, for search results and link

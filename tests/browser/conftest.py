@@ -80,10 +80,9 @@ def _page_requests(netlog: Path, origin: str) -> list:
 
 @pytest.fixture(scope="session")
 def browser(chromium, book_server):
-    """``browser(path)`` loads a page of the book and returns its DOM after scripts ran;
-    ``browser(path, screenshot=PNG)`` saves a screenshot instead."""
+    """``browser(path)`` loads a page of the book and returns its DOM after scripts ran."""
 
-    def run(path: str, screenshot: Path | None = None) -> Page:
+    def run(path: str) -> Page:
         url = f"{book_server.url}/{path}"
         with tempfile.TemporaryDirectory(prefix="nqf-chromium-") as tmp:
             netlog = Path(tmp) / "netlog.json"
@@ -92,12 +91,8 @@ def browser(chromium, book_server):
                 *CHROMIUM_FLAGS,
                 f"--user-data-dir={tmp}/profile",
                 f"--log-net-log={netlog}",
+                "--dump-dom",
             ]
-            if screenshot is not None:
-                screenshot.parent.mkdir(parents=True, exist_ok=True)
-                args += [f"--screenshot={screenshot}", "--window-size=1280,2400"]
-            else:
-                args += ["--dump-dom"]
             proc = subprocess.run(args + [url], capture_output=True, text=True, timeout=180)
             assert proc.returncode == 0, f"chromium failed on {url}:\n{proc.stderr[-3000:]}"
             requests = _page_requests(netlog, book_server.url) if netlog.exists() else []

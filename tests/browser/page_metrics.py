@@ -13,7 +13,7 @@ local server and returns
   page to reach the first control of the chapter's explorer (the focusable elements before
   it in document order; None when the page has no explorer).
 
-``tests/browser/test_page_weight.py`` enforces the budgets on every page and writes what it
+``tests/browser/test_desktop.py`` enforces the budgets on every page and writes what it
 measured to ``_build/screenshots/page-metrics.json``; ``python -m tests.browser.page_metrics
 --write book/site_report.json`` (``make site-report``) records them, with the Lighthouse
 scores when ``--lighthouse`` is given, for the status page (``book/_ext/chapter_status.py``).
@@ -70,19 +70,36 @@ new PerformanceObserver(list => { for (const e of list.getEntries())
   .observe({type: 'layout-shift', buffered: true});"""
 
 
-def measure(browser, url: str) -> dict:
-    """Load ``url`` in a fresh context of ``browser`` (Playwright) and measure it."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+#: The window every desktop measurement uses (CSS pixels).
+DESKTOP = {"width": 1280, "height": 900}
+
+
+def open_measured(browser, url: str, on_page=None):
+    """Load ``url`` in a fresh context of ``browser`` (Playwright: a cold cache) at
+    :data:`DESKTOP` size and measure it. Returns ``(context, page, metrics)``; the caller
+    may go on using the page, and closes the context. ``on_page(page)`` is called before
+    the page loads (to attach listeners)."""
+    context = browser.new_context(viewport=DESKTOP)
     try:
         context.add_init_script(WATCH_CLS)
         page = context.new_page()
+        if on_page is not None:
+            on_page(page)
         page.goto(url, wait_until="load", timeout=60_000)
         found = page.evaluate(COLLECT)
-    finally:
+    except BaseException:
         context.close()
+        raise
     for key in ("dcl_s", "load_s", "fcp_s", "cls"):
         if found[key] is not None:
             found[key] = round(found[key], 3)
+    return context, page, found
+
+
+def measure(browser, url: str) -> dict:
+    """Load ``url`` in a fresh context of ``browser`` (Playwright) and measure it."""
+    context, _, found = open_measured(browser, url)
+    context.close()
     return found
 
 

@@ -4,8 +4,8 @@ For the intro page and every chapter in ``_toc.yml``, headless Chromium loads th
 server while every remote host name fails to resolve, and the test checks that MathJax typeset the
 math, that each figure stored in the notebook is on the page and was served, and that the Colab
 and Binder links point at the chapter's notebook edition (``notebooks/``, made by ``make
-notebooks``) in the repository named in ``_config.yml``. A screenshot of each chapter goes to
-``_build/screenshots``.
+notebooks``) in the repository named in ``_config.yml``. (The screenshot of each chapter is
+taken by ``test_desktop.py``, which loads every page once for its checks.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import yaml
 
 from scripts import toc
 
-from .conftest import HTML, ROOT, SCREENSHOTS
+from .conftest import HTML, ROOT
 from tests.html_void import VOID
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
@@ -183,7 +183,6 @@ def test_chapter(chapter, browser, book_server):
 
     page = browser(page_path)
     dom = scan(page.dom)
-    browser(page_path, screenshot=SCREENSHOTS / f"{name}.png")
 
     # (a) MathJax typeset every formula, from the book's own copy of MathJax.
     assert_typeset(page_path, dom, static)
@@ -218,6 +217,3 @@ def test_chapter(chapter, browser, book_server):
     )
     assert colab in static.links, f"{page_path}: no Colab link {colab}"
     assert binder in static.links, f"{page_path}: no Binder link {binder}"
-
-    shot = SCREENSHOTS / f"{name}.png"
-    assert shot.is_file() and shot.stat().st_size > 10_000, f"no screenshot at {shot}"

@@ -131,31 +131,48 @@ async function main() {
     startup: { typeset: false },
   });
   const result = { spans: 0, inline: 0, display: 0, failures: [], altered: [] };
-  for (const cell of cells) {
-    const spans = findMath(cell.source);
-    const vscode = vscodeMath(cell.source);
-    for (const { tex, display } of spans) {
-      result.spans++;
-      result[display ? "display" : "inline"]++;
-      const fail = (renderer, error) =>
-        result.failures.push({ where: cell.where, renderer, tex, error: String(error) });
+  // The two editions share most cells, and a chapter repeats its formulas: each distinct
+  // formula is rendered once and each distinct cell parsed once (a formula's outcome
+  // depends on its TeX and display mode only, a cell's spans on its source only).
+  const rendered = new Map();
+  const errorsOf = (tex, display) => {
+    const key = (display ? "D" : "I") + tex;
+    if (!rendered.has(key)) {
+      const errors = [];
       try {
         katex.renderToString(tex, {
           displayMode: display,
           throwOnError: true,
           strict: (code, message) => {
-            fail("katex-strict", `${code}: ${message}`);
+            errors.push(["katex-strict", `${code}: ${message}`]);
             return "ignore";
           },
         });
       } catch (err) {
-        fail("katex", err.message);
+        errors.push(["katex", err.message]);
       }
       try {
         MathJax.tex2svg(tex, { display });
       } catch (err) {
-        fail("mathjax", err.message);
+        errors.push(["mathjax", err.message]);
       }
+      rendered.set(key, errors);
+    }
+    return rendered.get(key);
+  };
+  const parsed = new Map();
+  for (const cell of cells) {
+    if (!parsed.has(cell.source)) {
+      parsed.set(cell.source, [findMath(cell.source), vscodeMath(cell.source)]);
+    }
+    const [spans, seen] = parsed.get(cell.source);
+    const vscode = [...seen];
+    for (const { tex, display } of spans) {
+      result.spans++;
+      result[display ? "display" : "inline"]++;
+      const fail = (renderer, error) =>
+        result.failures.push({ where: cell.where, renderer, tex, error: String(error) });
+      for (const [renderer, error] of errorsOf(tex, display)) fail(renderer, error);
       const at = vscode.indexOf(normal(tex));
       const changed = vscode.indexOf(normal(tex.replace(/\\\|/g, "|")));
       if (at >= 0) {
