@@ -80,8 +80,28 @@ def _links(page: str) -> list[str]:
 NOTEBOOK_PAGES = CHAPTERS + sorted((ROOT / "book").glob("*.ipynb"))
 
 
+@pytest.fixture(scope="module")
+def postbuild(tmp_path_factory) -> tuple[list[str], Path]:
+    """``binder/postBuild``'s student-edition command, run once as Binder runs it (into a
+    scratch folder): the notebooks it converts, and the folder it writes."""
+    postbuild = (ROOT / "binder" / "postBuild").read_text()
+    command = next(line for line in postbuild.splitlines() if "make_student" in line)
+    words = command.split()
+    assert words[:2] == ["python", "-m"] and words[-2] == "--out", command
+    module, out = words[2], words[-1]
+    sources = [str(p) for w in words[3:-2] for p in sorted(ROOT.glob(w))]
+    folder = tmp_path_factory.mktemp("binder") / out
+    subprocess.run(
+        [sys.executable, "-m", module, *sources, "--out", str(folder)],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+    )
+    return sources, folder
+
+
 @pytest.mark.parametrize("path", NOTEBOOK_PAGES, ids=lambda p: p.stem)
-def test_launch_and_download_buttons_open_the_student_edition(path, tmp_path):
+def test_launch_and_download_buttons_open_the_student_edition(path, postbuild):
     """Follow each button of a chapter page: the download is a file of the built book,
     the student edition; Binder opens student/ of the repository's image (binder/
     postBuild writes it, run here into a folder); no button opens notebooks/ or
@@ -104,18 +124,8 @@ def test_launch_and_download_buttons_open_the_student_edition(path, tmp_path):
     binder = [u for u in links if "mybinder" in u]
     assert binder, links
     (tree,) = parse_qs(urlsplit(binder[0]).query)["urlpath"]
-    assert tree.endswith(f"student/{path.name}")
-    postbuild = (ROOT / "binder" / "postBuild").read_text()
-    command = next(line for line in postbuild.splitlines() if "make_student" in line)
-    words = command.split()
-    module, out = words[2], words[-1]
-    sources = [str(p) for w in words[3:-2] for p in sorted(ROOT.glob(w))]
-    assert words[:2] == ["python", "-m"] and str(path) in sources, command
-    subprocess.run(
-        [sys.executable, "-m", module, str(path), "--out", str(tmp_path / out)],
-        check=True,
-        capture_output=True,
-        cwd=ROOT,
-    )
-    assert (tmp_path / out / path.name).is_file()
+    sources, folder = postbuild
+    assert tree.endswith(f"{folder.name}/{path.name}")
+    assert str(path) in sources, f"binder/postBuild does not convert {path.name}"
+    assert (folder / path.name).is_file()
     assert not [u for u in links if "colab" in u]  # no student branch configured
