@@ -24,8 +24,8 @@ starts that first, in the background: a cold install downloads gigabytes), and
 (nox's ``uv`` backend): from a cold cache both take about 70 s and 120 CPU-seconds on two
 cores, against pip's 115 s and 210, since uv unpacks each wheel once into its cache and
 links the files into every venv. Every module is byte-compiled at install, as pip does:
-the test processes write no bytecode (``PYTHONDONTWRITEBYTECODE``), and without it each
-would compile torch again. uv never downloads an interpreter here: a missing one skips
+where the test processes write no bytecode (``PYTHONDONTWRITEBYTECODE``, set on some
+machines), each would otherwise compile torch again. uv never downloads an interpreter here: a missing one skips
 its session with a message, and fails the run when the environment variable ``CI`` is
 set (nox's own rule). ``NQF_TORCH_INDEX`` (e.g. PyTorch's CPU wheel index, as the GitHub
 workflow sets) is where torch is installed from; unset, the package index's own.
@@ -173,7 +173,6 @@ def _environment(kernels: bool = False) -> dict[str, str]:
     return {
         "NQF_DEVICE": "cpu",
         "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
         "OMP_NUM_THREADS": "1",
         "PYTHONPATH": "",
         **frames,
