@@ -111,9 +111,10 @@ test: unit nbval $(HTML) $(STUDENT_HTML)
 	$(MAKE) --no-print-directory lint
 
 # Headless Chromium from Debian's packages renders every page with remote hosts unresolvable.
-# Chromium's processes (MathJax, layout, axe) do most of the work: about 500 CPU-seconds on
-# 2 cores, which time(1) does not count for the test. Its files run BROWSER_JOBS at a time,
-# each with its own Chromium and server (3: 268 s alone on 2 quiet cores; one at a time 340 s).
+# Chromium's processes (MathJax, layout, axe) do most of the work: about 450 CPU-seconds,
+# which time(1) does not count for the test (each desktop check of a page reads one load of
+# it: tests/browser/test_desktop.py). Its files run BROWSER_JOBS at a time, each with its
+# own Chromium and server.
 BROWSER_JOBS ?= 3
 browser-test: $(HTML)
 	command -v chromium >/dev/null || ($(APT_INSTALL) chromium)
