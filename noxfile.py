@@ -23,12 +23,13 @@ starts that first, in the background: a cold install downloads gigabytes), and
 ``nox -R`` runs the tests without installing. uv makes the venvs and installs into them
 (nox's ``uv`` backend): from a cold cache both take about 70 s and 120 CPU-seconds on two
 cores, against pip's 115 s and 210, since uv unpacks each wheel once into its cache and
-links the files into every venv. Every module is byte-compiled at install, as pip does:
-where the test processes write no bytecode (``PYTHONDONTWRITEBYTECODE``, set on some
-machines), each would otherwise compile torch again. uv never downloads an interpreter here: a missing one skips
-its session with a message, and fails the run when the environment variable ``CI`` is
-set (nox's own rule). ``NQF_TORCH_INDEX`` (e.g. PyTorch's CPU wheel index, as the GitHub
-workflow sets) is where torch is installed from; unset, the package index's own.
+links the files into every venv. Every module is byte-compiled at install, as pip
+does: where the test processes write no bytecode (``PYTHONDONTWRITEBYTECODE``, set on
+some machines), each would otherwise compile torch again. uv never downloads an
+interpreter here: a missing one skips its session with a message, and fails the run when
+the environment variable ``CI`` is set (nox's own rule). ``NQF_TORCH_INDEX`` (e.g.
+PyTorch's CPU wheel index, as the GitHub workflow sets) is where torch is installed from;
+unset, the package index's own.
 """
 
 from __future__ import annotations

@@ -23,11 +23,12 @@ asserted here: on a machine shared by other jobs they vary by a factor of five.
 
 **Every display equation fits its column.** The page is scrolled through from top to
 bottom, as a reader would (the book typesets a formula lazily, when it comes into view);
-once MathJax has typeset every formula that is shown (not those in the hidden solution
-dropdowns), none of them may be a MathJax error, and the rendered width of every display
-equation (``mjx-container[display]``, whose ``mjx-math`` child holds the formula) is
-compared with the width of the block that holds it. A display wider than its column is cut
-off or scrolls, and its equation number can land on top of it.
+once MathJax has typeset every formula on show (one that the scroll passed before MathJax
+reached it is typeset by MathJax's ``lazyTypesetAll``, which also typesets those in the
+hidden solution dropdowns), no formula may be a MathJax error, and the rendered width of
+every display equation (``mjx-container[display]``, whose ``mjx-math`` child holds the
+formula) is compared with the width of the block that holds it. A display wider than its
+column is cut off or scrolls, and its equation number can land on top of it.
 
 **axe-core**, injected from ``node_modules/axe-core`` (pinned in ``package.json``; nothing
 is fetched) into the page as loaded, before the scroll above (axe leaves the formulas out,
@@ -62,7 +63,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts import toc
+from scripts import timeouts, toc
 
 from .conftest import ROOT, SCREENSHOTS
 from .page_metrics import DESKTOP, open_measured
@@ -92,14 +93,11 @@ TYPESET = """() => Array.from(document.querySelectorAll('mjx-container'))
                 && getComputedStyle(c).visibility !== 'hidden')
   .every(c => c.querySelector('mjx-math') !== null)"""
 
-SHOW_PENDING = """async () => {
-  for (const c of document.querySelectorAll('mjx-container')) {
-    if (c.getClientRects().length > 0 && getComputedStyle(c).visibility !== 'hidden'
-        && !c.querySelector('mjx-math')) {
-      c.scrollIntoView();
-      await new Promise(r => setTimeout(r, 50));
-    }
-  }
+#: MathJax's lazy typesetting typesets a formula only while it is in view: on a loaded
+#: machine some that the scroll passed stay pending. Typeset them all (hidden ones too).
+TYPESET_PENDING = """async () => {
+  const doc = window.MathJax && MathJax.startup && MathJax.startup.document;
+  if (doc && doc.lazyTypesetAll) await doc.lazyTypesetAll();
 }"""
 
 MATH_ERRORS = """() => Array.from(document.querySelectorAll('mjx-merror, [data-mjx-error]'))
@@ -142,12 +140,9 @@ def _typeset_all(page) -> dict:
         page.evaluate(f"window.scrollTo(0, {y})")
         page.wait_for_timeout(50)
         y += 800
-    for _ in range(3):  # a formula scrolled past too fast: bring it into view
-        if page.evaluate(TYPESET):
-            break
-        page.evaluate(SHOW_PENDING)
-        page.wait_for_timeout(200)
-    page.wait_for_function(TYPESET, timeout=60_000)
+    if not page.evaluate(TYPESET):
+        page.evaluate(TYPESET_PENDING)
+    page.wait_for_function(TYPESET, timeout=60_000 * timeouts.scale())
     return {"errors": page.evaluate(MATH_ERRORS), "displays": page.evaluate(DISPLAYS)}
 
 
