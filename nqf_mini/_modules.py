@@ -79,8 +79,9 @@ def leaves(x: Any) -> list[Any]:
     return [x]
 
 
-def sample(x: Any, i: int) -> Any:
-    """Sample i of a batched input: index i of the leading dimension of every tensor inside x."""
+def sample(x: Any, i: int | torch.Tensor) -> Any:
+    """Sample i of a batched input: index i of the leading dimension of every tensor inside x
+    (with an index tensor i (b,), the batch of those b samples)."""
     if isinstance(x, torch.Tensor):
         return x[i]
     if isinstance(x, (tuple, list)):

@@ -126,7 +126,13 @@ def as_tensor(
 
 
 def require_finite(name: str, tensor: torch.Tensor) -> None:
-    """Refuse NaN and inf entries."""
+    """Refuse NaN and inf entries.
+
+    A NaN or inf entry makes the sum of the entries NaN or inf, so a finite sum proves them
+    all finite in one fast reduction (several times faster than an elementwise test, which
+    runs only when the sum is not finite, e.g. when it overflows)."""
+    if math.isfinite(float(tensor.detach().sum())):
+        return
     if not bool(torch.isfinite(tensor).all()):
         bad = "NaN" if bool(torch.isnan(tensor).any()) else "inf"
         raise ValueError(f"argument `{name}`: expected finite values, got {bad}")

@@ -123,12 +123,18 @@ def batched(
 
 Observe = Callable[[torch.Tensor, torch.Tensor], dict[str, torch.Tensor]]
 OnBatch = Callable[[torch.Tensor, Any], tuple[torch.Tensor, torch.Tensor]]
+OnRows = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 class _ModuleSpace(WeightSpace):
     """:class:`~nqf_mini.training.WeightSpace` for :func:`train_module`: R stacked runs
     (the loss is the sum of the runs' losses, so each run gets its own gradient) and
-    fresh batches from a stream, ``batch = (xs_t, y_t)``."""
+    fresh batches from a stream, ``batch = (xs_t, y_t)``.
+
+    On a minibatch of rows B the gradient is that of (1/2b) sum_{mu in B} (f_mu - y_mu)^2,
+    so autograd runs through the module on those b samples only (``on_rows``); the
+    prediction on all n samples, for the loss of the step, is evaluated without a graph.
+    """
 
     def __init__(
         self,
@@ -136,22 +142,27 @@ class _ModuleSpace(WeightSpace):
         y: torch.Tensor,
         observe: Observe,
         on_batch: OnBatch,
+        on_rows: OnRows,
     ):
         super().__init__(predict, y, observe)
-        self.on_batch = on_batch
+        self.on_batch, self.on_rows = on_batch, on_rows
         self.loss_scale = 0.5 / y.shape[-1]  # the sum of the runs' losses
 
     def gradient(self, state: State, batch: Any) -> tuple[torch.Tensor | None, State]:
         W = state[0].detach().requires_grad_(True)
         full = None
+        if isinstance(batch, torch.Tensor):  # minibatch rows: f on all samples, no graph
+            with torch.no_grad():
+                full = self.predict(W)  # (n,) or (R, n)
         with torch.enable_grad():
             if isinstance(batch, tuple):  # a fresh batch from a stream
                 f_b, y_b = self.on_batch(W, batch)
                 r = f_b - y_b
-            else:
+            elif batch is None:
                 full = self.predict(W)  # (n,) or (R, n)
                 r = full - self.y
-                r = r if batch is None else r[..., batch]
+            else:
+                r = self.on_rows(W, batch) - self.y[..., batch]
             (grad,) = torch.autograd.grad(0.5 * (r * r).mean(-1).sum(), W)
         return (None if full is None else full.detach()), (grad,)
 
@@ -309,6 +320,13 @@ def train_module(
         except (TypeError, ValueError) as exc:
             raise type(exc)(str(exc).replace("argument `xs`", "argument `stream`")) from None
 
+    rows = getattr(predict, "rows", None)  # a predictor that can select its samples
+
+    def on_rows(W_: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        if callable(rows):
+            return rows(idx)(W_)
+        return batched(f, sample(xs, idx), idx.shape[-1], stacked)(W_)
+
     def observe(W_: torch.Tensor, f_: torch.Tensor) -> dict[str, torch.Tensor]:
         out = {"f": f_, "loss": 0.5 * (f_ - y).square().mean(-1)}
         if record_M and units:
@@ -322,7 +340,7 @@ def train_module(
         idx = minibatches(n, batch_size, steps, seed)
         batches = None if idx is None else idx.to(W.device)
     trace = train(
-        _ModuleSpace(predict, y, observe, on_batch),
+        _ModuleSpace(predict, y, observe, on_batch, on_rows),
         (W,),
         opt,
         steps,

@@ -242,21 +242,55 @@ def _check_model(model: str, activation: str) -> Any:
     return act
 
 
+def _scaled(c: float, T: torch.Tensor) -> torch.Tensor:
+    """c T, and T itself when c = 1 (where the product is exact)."""
+    return T if c == 1.0 else c * T
+
+
 def _hidden(act: Any, model: str, Z: torch.Tensor) -> torch.Tensor:
     """Hidden activations phi(Z) of the network, or phi'(0) Z for its NQF."""
-    return act.phi1 * Z if model == "nqf" else act(Z)
+    return _scaled(act.phi1, Z) if model == "nqf" else act(Z)
 
 
-def _slope(act: Any, model: str, Z: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
-    """phi'(Z) (written out where known, else from autograd, which works under torch.no_grad)."""
+def _times_vt(A: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    """A V^T for V (..., d, K); for one output (K = 1) the outer product, written as one."""
+    return A * V.mT if V.shape[-1] == 1 else A @ V.mT
+
+
+def _end_to_end(model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor) -> bool:
+    """Whether the NQF phi'(0) X U V is cheaper through its end-to-end matrix P = U V
+    (about 2 n p K + 3 p d K operations for F and both gradients) than through the hidden
+    layer X U (about 2 n p d + 3 n d K): for few outputs K. The two orders agree to round-off."""
+    if model != "nqf":
+        return False
+    n, (p, d), K = X.shape[-2], U.shape[-2:], V.shape[-1]
+    return 2 * n * p * K + 3 * p * d * K < 2 * n * p * d + 3 * n * d * K
+
+
+def _output(
+    act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor
+) -> torch.Tensor:
+    """F = phi(X U) V, or the NQF phi'(0) X U V in the cheaper order (:func:`_end_to_end`),
+    as training evaluates it (:func:`two_layer_output` keeps the order (X U) V, in which the
+    NQF of a linear network is the network itself, exactly)."""
+    if _end_to_end(model, U, V, X):
+        return _hidden(act, model, X @ (U @ V))
+    return _hidden(act, model, X @ U) @ V
+
+
+def _times_slope(
+    act: Any, model: str, D: torch.Tensor, Z: torch.Tensor, H: torch.Tensor
+) -> torch.Tensor:
+    """D * phi'(Z) with H = phi(Z): phi' written out where known, else from autograd (which
+    works under torch.no_grad); for the NQF phi'(0) D (D itself when phi'(0) = 1)."""
     if model == "nqf":
-        return torch.full_like(Z, act.phi1)
+        return _scaled(act.phi1, D)
     if act.name in _DERIVATIVES:
-        return _DERIVATIVES[act.name](Z, H)
+        return D * _DERIVATIVES[act.name](Z, H)
     with torch.enable_grad():
         Zg = Z.detach().requires_grad_(True)
         (slope,) = torch.autograd.grad(act(Zg).sum(), Zg)
-    return slope
+    return D * slope
 
 
 def two_layer_output(
@@ -299,12 +333,19 @@ def _forward_backward(
     act: Any, model: str, U: torch.Tensor, V: torch.Tensor, X: torch.Tensor, Y: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(F, dL/dU, dL/dV) of L = (1/2b) sum |phi(X U) V - Y|^2 on one batch (module docstring);
-    U (p, d) or stacked (R, p, d), and V alike."""
+    U (p, d) or stacked (R, p, d), and V alike.
+
+    The NQF with few outputs goes through P = U V (:func:`_end_to_end`): F = phi'(0) X P,
+    dL/dU = phi'(0) X^T R V^T, dL/dV = phi'(0) U^T X^T R."""
+    if _end_to_end(model, U, V, X):
+        F = _hidden(act, model, X @ (U @ V))  # (..., b, K)
+        XR = _scaled(act.phi1, X.mT @ ((F - Y) / X.shape[-2]))  # (..., p, K)
+        return F, _times_vt(XR, V), U.mT @ XR
     Z = X @ U  # (..., b, d)
     H = _hidden(act, model, Z)
     F = H @ V  # (..., b, K)
     R = (F - Y) / X.shape[-2]
-    G = (R @ V.mT) * _slope(act, model, Z, H)  # (..., b, d)
+    G = _times_slope(act, model, _times_vt(R, V), Z, H)  # (..., b, d)
     return F, X.mT @ G, H.mT @ R
 
 
@@ -394,7 +435,7 @@ class _TwoLayer:
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         U, V = state
         F = (
-            _hidden(self.act, self.model, self.X @ U) @ V if prediction is None else prediction
+            _output(self.act, self.model, U, V, self.X) if prediction is None else prediction
         )  # (..., n, K)
         if U.ndim == 2:
             loss = 0.5 * (F - self.Y).square().sum() / self.X.shape[0]

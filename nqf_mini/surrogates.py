@@ -49,6 +49,16 @@ class Expansions:
     B: torch.Tensor | None
     n_units: int | None = None
 
+    def rows(self, idx: torch.Tensor) -> Expansions:
+        """The closed forms on the samples ``idx`` (b,) alone (a minibatch)."""
+        return Expansions(
+            f0=self.f0[idx],
+            g=None if self.g is None else self.g[idx],
+            A=self.A[idx],
+            B=None if self.B is None else self.B[idx],
+            n_units=self.n_units,
+        )
+
     def __call__(self, W: torch.Tensor) -> torch.Tensor:
         """f_NQF on every sample: W (p, d) -> (n,), stacked runs (R, p, d) -> (R, n)."""
         p = self.A.shape[-1]
