@@ -15,6 +15,7 @@ import base64
 import json
 import os
 import queue
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,19 @@ from jupyter_client.manager import start_new_kernel
 from scripts.timeouts import scale
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: Seconds from the kernel's reply to a request to its idle status on IOPub, at most
+#: (stretched by NQF_TIMEOUT_SCALE); normally milliseconds.
+REPLY_TO_IDLE_S = 10.0
 
 
 class KernelError(RuntimeError):
     """Code run in the kernel raised; the message holds its traceback."""
+
+
+class LostMessage(TimeoutError):
+    """The kernel replied to a request, but its idle status (and maybe outputs) never
+    came on IOPub. ipykernel 7 has been seen to lose IOPub messages now and then, in
+    CI runs of the minimum environment; the test then waited out its whole limit."""
 
 
 @dataclass
@@ -104,13 +114,34 @@ class Kernel:
             outputs.append({"stderr": content["text"]})
 
     def _until_idle(self, parent: str) -> list[dict[str, Any]]:
+        """The outputs of request ``parent``, once the kernel's idle status for it came.
+
+        IOPub is read in one-second polls, and the shell channel looked at in between:
+        once the kernel has replied, its idle status must follow within seconds. If it
+        does not, :class:`LostMessage` is raised at once instead of the whole limit
+        being waited out (the kernel sat idle while a test waited 40 minutes)."""
         outputs: list[dict[str, Any]] = []
         errors: list[str] = []
+        heard = time.monotonic()  # when the kernel last sent anything for this request
+        replied: float | None = None
         while True:
             try:
-                msg = self.client.get_iopub_msg(timeout=self.timeout)
-            except queue.Empty as err:
-                raise TimeoutError(f"the kernel did not finish within {self.timeout} s") from err
+                msg = self.client.get_iopub_msg(timeout=1.0)
+            except queue.Empty:
+                now = time.monotonic()
+                if replied is None and self._replied(parent):
+                    replied = now
+                if replied is not None and now - replied > REPLY_TO_IDLE_S * scale():
+                    raise LostMessage(
+                        "the kernel replied, but its idle status for the request never "
+                        "came on IOPub (a lost message)"
+                    ) from None
+                if now - heard > self.timeout:
+                    raise TimeoutError(
+                        f"the kernel did not finish within {self.timeout} s"
+                    ) from None
+                continue
+            heard = time.monotonic()
             self._handle(msg, outputs, errors)
             if (
                 msg["msg_type"] == "status"
@@ -122,6 +153,16 @@ class Kernel:
             raise KernelError(errors[0])
         return outputs
 
+    def _replied(self, parent: str) -> bool:
+        """Whether the shell reply to ``parent`` has come (earlier replies are dropped)."""
+        while True:
+            try:
+                reply = self.client.get_shell_msg(timeout=0)
+            except queue.Empty:
+                return False
+            if reply["parent_header"].get("msg_id") == parent:
+                return True
+
     def run(self, code: str) -> list[dict[str, Any]]:
         """Execute ``code``; the display outputs (mime bundles) it produced. Raises
         :class:`KernelError` with the traceback if it raised."""
@@ -129,14 +170,17 @@ class Kernel:
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JSON-serialisable Python ``expression`` in the kernel (sent as
-        a display output, so that nothing else printed gets in its way)."""
+        a display output, so that nothing else printed gets in its way); asked again
+        once if IOPub lost the answer (:class:`LostMessage`)."""
         code = (
             "from IPython.display import display as _d; import json as _j\n"
             f"_d({{'application/x-nqf-json': _j.dumps({expression})}}, raw=True)"
         )
-        found = [
-            o["application/x-nqf-json"] for o in self.run(code) if "application/x-nqf-json" in o
-        ]
+        try:
+            outputs = self.run(code)
+        except LostMessage:  # asking again is harmless: the expression changes nothing
+            outputs = self.run(code)
+        found = [o["application/x-nqf-json"] for o in outputs if "application/x-nqf-json" in o]
         return json.loads(found[-1])
 
     def png(self, expression: str) -> bytes:
