@@ -119,7 +119,7 @@ class Kernel:
         IOPub is read in one-second polls, and the shell channel looked at in between:
         once the kernel has replied, its idle status must follow within seconds. If it
         does not, :class:`LostMessage` is raised at once instead of the whole limit
-        being waited out (the kernel sat idle while a test waited 40 minutes)."""
+        being waited out (a kernel once sat idle while its test waited on IOPub)."""
         outputs: list[dict[str, Any]] = []
         errors: list[str] = []
         heard = time.monotonic()  # when the kernel last sent anything for this request
