@@ -29,6 +29,7 @@ import pytest
 from scripts import toc
 
 from .conftest import SCREENSHOTS
+from .test_desktop import TYPESET_PENDING
 
 PAGES = toc.pages()
 PHONE = {
@@ -130,11 +131,7 @@ def test_phone(page_path, phone, book_server):
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         assert overflow <= 2, f"{page_path}: the page scrolls sideways by {overflow} px"
-        page.evaluate(
-            "() => window.MathJax && MathJax.startup && MathJax.startup.document"
-            " && MathJax.startup.document.lazyTypesetAll"
-            " ? MathJax.startup.document.lazyTypesetAll() : null"
-        )
+        page.evaluate(TYPESET_PENDING)
         page.wait_for_timeout(300)
         displays = [d for d in page.evaluate(WIDE_MATH) if d["shown"]]
         wide = [d for d in displays if d["wide"]]
