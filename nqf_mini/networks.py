@@ -338,7 +338,7 @@ def _forward_backward(
     The NQF with few outputs goes through P = U V (:func:`_end_to_end`): F = phi'(0) X P,
     dL/dU = phi'(0) X^T R V^T, dL/dV = phi'(0) U^T X^T R."""
     if _end_to_end(model, U, V, X):
-        F = _hidden(act, model, X @ (U @ V))  # (..., b, K)
+        F = _output(act, model, U, V, X)  # (..., b, K)
         XR = _scaled(act.phi1, X.mT @ ((F - Y) / X.shape[-2]))  # (..., p, K)
         return F, _times_vt(XR, V), U.mT @ XR
     Z = X @ U  # (..., b, d)
