@@ -53,12 +53,18 @@ help:
 
 # NQF_TORCH_INDEX (PyTorch's CPU wheel index, as the GitHub workflow sets) installs the
 # locked torch from there first: its CPU build, without gigabytes of CUDA packages.
+# A module is byte-compiled by the first process that imports it, as Python does, and not
+# every module at install (pip's default: 22 of the 47 CPU-seconds of the install, for the
+# many modules nothing here imports); where PYTHONDONTWRITEBYTECODE stops the processes
+# from writing bytecode, pip compiles them all at install, or each process would compile
+# torch again.
+NO_COMPILE := $(if $(PYTHONDONTWRITEBYTECODE),,--no-compile)
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(if $(NQF_TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-deps \
+	$(if $(NQF_TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-deps $(NO_COMPILE) \
 		--index-url $(NQF_TORCH_INDEX) "$$(grep '^torch==' requirements.txt)")
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet $(NO_COMPILE) -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -162,13 +168,22 @@ install-cells: $(STAMP)
 	$(BIN)/python -m scripts.set_install_cells
 
 # The Colab-like and minimum environments (noxfile.py): their venvs in .venv-compat/,
-# made or updated by compat-install (.ci/run starts it early, in the background), then
+# made or updated by compat-install (.ci/run starts it first, beside the main venv), then
 # their tests, side by side. COMPAT=colab runs one of them.
+# nox and uv, at the lock's versions, have a venv of their own: make compat needs nothing
+# else of the main venv, so that its venvs can be installed while the main one is.
+NOX_VENV  := .venv-compat/.tools
+NOX_STAMP := $(NOX_VENV)/.installed
+$(NOX_STAMP): requirements.txt
+	test -x $(NOX_VENV)/bin/python || $(PYTHON) -m venv $(NOX_VENV)
+	$(NOX_VENV)/bin/python -m pip install --quiet $(NO_COMPILE) -c requirements.txt nox uv
+	touch $@
+
 # pyenv's shims run only the versions pyenv has selected: nox is offered every installed one.
-NOX := $(if $(shell command -v pyenv 2>/dev/null),PYENV_VERSION=$$(pyenv versions --bare | tr '\n' ':') )$(BIN)/python -m nox
+NOX := $(if $(shell command -v pyenv 2>/dev/null),PYENV_VERSION=$$(pyenv versions --bare | tr '\n' ':') )$(NOX_VENV)/bin/python -m nox
 
 COMPAT ?= colab minimum
-compat-install: $(STAMP)
+compat-install: $(NOX_STAMP)
 	$(NOX) --install-only -j 2 -s $(COMPAT)
 
 compat: compat-install

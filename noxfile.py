@@ -20,12 +20,14 @@ Both test the *installed* package: the tests, chapters and tooling are copied in
 session's work folder, away from the checkout's ``nqf_mini/``. The venvs live in
 ``.venv-compat/`` and are reused; ``nox --install-only`` prepares them (``.ci/run``
 starts that first, in the background: a cold install downloads gigabytes), and
-``nox -R`` runs the tests without installing. uv makes the venvs and installs into them
-(nox's ``uv`` backend): from a cold cache both take about 70 s and 120 CPU-seconds on two
-cores, against pip's 115 s and 210, since uv unpacks each wheel once into its cache and
-links the files into every venv. Every module is byte-compiled at install, as pip
-does: where the test processes write no bytecode (``PYTHONDONTWRITEBYTECODE``, set on
-some machines), each would otherwise compile torch again. uv never downloads an
+``nox -R`` runs the tests without installing. nox and uv have a venv of their own
+(``.venv-compat/.tools``, the Makefile's), so that the compat venvs need not wait for the
+main one. uv makes the venvs and installs into them (nox's ``uv`` backend): from a cold
+cache both take about 37 s and 58 CPU-seconds on two cores (pip took 115 s and 210 when
+both compiled every module), since uv unpacks each wheel once into its cache and links
+the files into every venv.
+Modules are byte-compiled as they are first imported, or at install where the test
+processes write no bytecode (:data:`COMPILE`). uv never downloads an
 interpreter here: a missing one skips its session with a message, and fails the run when
 the environment variable ``CI`` is set (nox's own rule). ``NQF_TORCH_INDEX`` (e.g.
 PyTorch's CPU wheel index, as the GitHub workflow sets) is where torch is installed from;
@@ -109,8 +111,13 @@ def floors(root: Path = ROOT) -> list[str]:
     return pinned
 
 
-#: Every installed module byte-compiled, as pip does (uv does not by default).
-COMPILE = {"UV_COMPILE_BYTECODE": "1"}
+#: Where ``PYTHONDONTWRITEBYTECODE`` stops the test processes from writing bytecode, every
+#: installed module is byte-compiled at install (as pip does by default), or each process
+#: would compile torch again. Otherwise a module is compiled by the first process that
+#: imports it: compiling all of them at install cost both venvs 43 of their 101
+#: CPU-seconds (cold cache), for modules that mostly nothing imports; the ones the tests
+#: import take about 8.
+COMPILE = {"UV_COMPILE_BYTECODE": "1"} if os.environ.get("PYTHONDONTWRITEBYTECODE") else {}
 
 
 def _install(session: nox.Session, requirements: list[str]) -> None:
