@@ -21,14 +21,16 @@ Load times are recorded beside them (``_build/screenshots/page-metrics.json``) b
 asserted here: on a machine shared by other jobs they vary by a factor of five.
 ``tests/browser/test_explorers.py`` asserts the 2 s load budget of the chapter pages.
 
-**Every display equation fits its column.** The page is scrolled through from top to
-bottom, as a reader would (the book typesets a formula lazily, when it comes into view);
-once MathJax has typeset every formula on show (one that the scroll passed before MathJax
-reached it is typeset by MathJax's ``lazyTypesetAll``, which also typesets those in the
-hidden solution dropdowns), no formula may be a MathJax error, and the rendered width of
-every display equation (``mjx-container[display]``, whose ``mjx-math`` child holds the
-formula) is compared with the width of the block that holds it. A display wider than its
-column is cut off or scrolls, and its equation number can land on top of it.
+**Formulas are typeset as they scroll into view, and every display equation fits its
+column.** The book typesets a formula lazily, when it comes into view (MathJax's
+``ui/lazy``): the page is scrolled half-way down, as a reader would, and every formula then
+in the window must be typeset. MathJax's ``lazyTypesetAll`` then typesets all the others at
+once, those in the hidden solution dropdowns too (a scroll through the whole page typesets
+them in some 50 batches, each of which lays the page out again: 2.6 times the CPU). No
+formula may be a MathJax error, and the rendered width of every display equation
+(``mjx-container[display]``, whose ``mjx-math`` child holds the formula) is compared with
+the width of the block that holds it. A display wider than its column is cut off or
+scrolls, and its equation number can land on top of it.
 
 **axe-core**, injected from ``node_modules/axe-core`` (pinned in ``package.json``; nothing
 is fetched) into the page as loaded, before the scroll above (axe leaves the formulas out,
@@ -62,6 +64,7 @@ import traceback
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from scripts import timeouts, toc
 
@@ -93,8 +96,16 @@ TYPESET = """() => Array.from(document.querySelectorAll('mjx-container'))
                 && getComputedStyle(c).visibility !== 'hidden')
   .every(c => c.querySelector('mjx-math') !== null)"""
 
-#: MathJax's lazy typesetting typesets a formula only while it is in view: on a loaded
-#: machine some that the scroll passed stay pending. Typeset them all (hidden ones too).
+#: Every formula on show that is in the window has been typeset.
+TYPESET_IN_VIEW = """() => Array.from(document.querySelectorAll('mjx-container'))
+  .filter(c => { const r = c.getBoundingClientRect();
+                 return c.getClientRects().length > 0 && r.bottom > 0
+                        && r.top < window.innerHeight
+                        && getComputedStyle(c).visibility !== 'hidden'; })
+  .every(c => c.querySelector('mjx-math') !== null)"""
+
+#: MathJax's lazy typesetting typesets a formula only once it comes into view: typeset
+#: every pending one at once (hidden ones too).
 TYPESET_PENDING = """async () => {
   const doc = window.MathJax && MathJax.startup && MathJax.startup.document;
   if (doc && doc.lazyTypesetAll) await doc.lazyTypesetAll();
@@ -132,17 +143,20 @@ RUN_AXE = """async rules => {
 
 
 def _typeset_all(page) -> dict:
-    """Scroll through the page as a reader would, until every formula on show is typeset;
-    then the MathJax errors and every display equation's width and room."""
+    """Scroll half-way down, as a reader would, until the formulas in view are typeset;
+    then typeset every other one at once; then the MathJax errors and every display
+    equation's width and room."""
     page.evaluate(MATHJAX_READY)
-    y = 0  # the page grows as its formulas are typeset: measure it at every step
-    while y < page.evaluate("document.documentElement.scrollHeight") + 1000:
-        page.evaluate(f"window.scrollTo(0, {y})")
-        page.wait_for_timeout(50)
-        y += 800
-    if not page.evaluate(TYPESET):
-        page.evaluate(TYPESET_PENDING)
-    page.wait_for_function(TYPESET, timeout=60_000 * timeouts.scale())
+    limit = 60_000 * timeouts.scale()
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight / 2)")
+    try:
+        page.wait_for_function(TYPESET_IN_VIEW, timeout=limit)
+    except PlaywrightTimeout as error:
+        raise AssertionError(
+            "the formulas scrolled into view were not typeset (MathJax's ui/lazy)"
+        ) from error
+    page.evaluate(TYPESET_PENDING)
+    page.wait_for_function(TYPESET, timeout=limit)
     return {"errors": page.evaluate(MATH_ERRORS), "displays": page.evaluate(DISPLAYS)}
 
 
