@@ -13,6 +13,12 @@ local server and returns
   page to reach the first control of the chapter's explorer (the focusable elements before
   it in document order; None when the page has no explorer).
 
+:func:`timed_load` times one cold load (its ``load`` event, and when its HTML was
+parsed, which is when the explorer's script has run): ``tests/browser/test_explorers.py``
+holds the chapter pages to a budget with it, and ``make site-report`` records, for each
+page with an explorer, ``load_with_and_without_explorer_s``: the load event with the
+explorer and with the page served without it, how much of the load the explorer costs.
+
 ``tests/browser/test_desktop.py`` enforces the budgets on every page and writes what it
 measured to ``_build/screenshots/page-metrics.json``; ``python -m tests.browser.page_metrics
 --write book/site_report.json`` (``make site-report``) records them, with the Lighthouse
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,6 +103,35 @@ def open_measured(browser, url: str, on_page=None):
     return context, page, found
 
 
+EXPLORER_DIV = re.compile(r'<div class="nqf-explorer".*?</script></div>', re.S)
+
+
+def timed_load(browser, url: str, strip: bool = False) -> tuple[float, float]:
+    """(load event, HTML parsed) in seconds after navigation, for a cold load (a new
+    browser context: nothing cached). With ``strip``, the page is served without its
+    explorer. The explorer's script runs while the HTML is parsed; MathJax typesets
+    afterwards, before the load event."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        page = context.new_page()
+
+        def serve(route):
+            response = route.fetch()
+            body = response.text()
+            route.fulfill(response=response, body=EXPLORER_DIV.sub("", body) if strip else body)
+
+        page.route(url, serve)
+        page.goto(url, wait_until="load", timeout=60_000)
+        return tuple(
+            page.evaluate(
+                "() => { const n = performance.getEntriesByType('navigation')[0];"
+                " return [n.loadEventEnd / 1000, n.domInteractive / 1000]; }"
+            )
+        )
+    finally:
+        context.close()
+
+
 def measure(browser, url: str) -> dict:
     """Load ``url`` in a fresh context of ``browser`` (Playwright) and measure it."""
     context, _, found = open_measured(browser, url)
@@ -164,7 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         try:
             for page in pages:
-                records[page] = measure(browser, f"{url}/{page}.html")
+                address = f"{url}/{page}.html"
+                records[page] = measure(browser, address)
+                html = (HTML / f"{page}.html").read_text(encoding="utf-8")
+                if 'class="nqf-explorer"' in html:
+                    records[page]["load_with_and_without_explorer_s"] = [
+                        round(timed_load(browser, address, strip=strip)[0], 3)
+                        for strip in (False, True)
+                    ]
                 if args.lighthouse and page.startswith("chapters/"):
                     records[page]["lighthouse"] = lighthouse(f"{url}/{page}.html", chromium)
                 print(page, records[page], flush=True)

@@ -2,8 +2,8 @@
 
 For each chapter page, Debian's Chromium (driven by Playwright) loads the page from the
 local server with every remote host unresolvable. One test times the page: the explorer
-works, and the page has loaded, within 2 s of navigation; the load times with and without
-the explorer are recorded (see its docstring). The other checks that the explorer's script
+works, and the page has loaded, within 2 s of navigation; the load times are recorded
+(see its docstring). The other checks that the explorer's script
 ran (its controls are shown), and moves each control to at least two values, as a reader
 would: keys on a slider, a pick in a menu.
 After each move the image must be the frame that the chapter precomputed for the values
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -30,6 +29,7 @@ from nqf_mini.course import explorer_page
 from scripts import timeouts
 
 from .conftest import ROOT, SCREENSHOTS
+from .page_metrics import timed_load
 from .test_offline_book import CHAPTERS as ALL_CHAPTERS
 
 
@@ -109,35 +109,6 @@ def move(page, control, tag: str, target: int) -> None:
         page.keyboard.press("ArrowRight")
 
 
-EXPLORER_DIV = re.compile(r'<div class="nqf-explorer".*?</script></div>', re.S)
-
-
-def timed_load(browser, url: str, strip: bool) -> tuple[float, float]:
-    """(load event, HTML parsed) in seconds after navigation, for a cold load (a new
-    browser context: nothing cached). With ``strip``, the page is served without its
-    explorer. The explorer's script runs while the HTML is parsed; MathJax typesets
-    afterwards, before the load event."""
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    try:
-        page = context.new_page()
-
-        def serve(route):
-            response = route.fetch()
-            body = response.text()
-            route.fulfill(response=response, body=EXPLORER_DIV.sub("", body) if strip else body)
-
-        page.route(url, serve)
-        page.goto(url, wait_until="load", timeout=60_000)
-        return tuple(
-            page.evaluate(
-                "() => { const n = performance.getEntriesByType('navigation')[0];"
-                " return [n.loadEventEnd / 1000, n.domInteractive / 1000]; }"
-            )
-        )
-    finally:
-        context.close()
-
-
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: Path(c).name)
 def test_explorer_is_ready_in_time(chapter, playwright_chromium, book_server):
     """The page's HTML (with the explorer's default frame; the book moves the others
@@ -148,28 +119,21 @@ def test_explorer_is_ready_in_time(chapter, playwright_chromium, book_server):
     machine), and the first one within it ends the test, since each load typesets the
     page again (about 3 CPU-seconds).
 
-    MathJax takes most of a page's load time, and the same with or without the explorer;
-    the book typesets lazily (``ui/lazy`` in ``_config.yml``), which halves it on the
-    pages with the most formulas (Chapter 2: 2.4 s -> 1.3 s). The best load times with
-    the explorer and one without it are written to ``explorers.json``.
+    MathJax takes most of a page's load time, and the same with or without the explorer
+    (``make site-report`` records the load without it); the book typesets lazily
+    (``ui/lazy`` in ``_config.yml``), which halves it on the pages with the most formulas
+    (Chapter 2: 2.4 s -> 1.3 s). The best load times are written to ``explorers.json``.
     """
     name = Path(chapter).name
     url = f"{book_server.url}/{chapter}.html"
     loads = []  # (load event, HTML parsed) of each cold load, with the explorer
     for _ in range(3):
-        loads.append(timed_load(playwright_chromium, url, strip=False))
+        loads.append(timed_load(playwright_chromium, url))
         if max(loads[-1]) < LOAD_BUDGET_S:
             break
     ready = min(parsed for _, parsed in loads)
     load = min(load for load, _ in loads)
-    record_timing(
-        name,
-        {
-            "explorer_ready_s": ready,
-            "load_s": load,
-            "load_without_explorer_s": timed_load(playwright_chromium, url, strip=True)[0],
-        },
-    )
+    record_timing(name, {"explorer_ready_s": ready, "load_s": load})
     assert ready < LOAD_BUDGET_S, (
         f"{chapter}: the explorer was ready only {ready:.2f} s after navigation "
         f"(budget {LOAD_BUDGET_S:.1f} s, {len(loads)} loads)"
