@@ -69,6 +69,7 @@ from .training import (
     train,
 )
 from .seeds import generator
+from .teacher_student import OnlineStream
 
 MODELS = ("network", "nqf")
 Stream = Callable[[int], tuple[torch.Tensor, torch.Tensor]]
@@ -386,6 +387,16 @@ def _prepare_data(
     return X, Y
 
 
+def _checked_stream(stream: OnlineStream, U0: torch.Tensor, stacked: bool) -> OnlineStream:
+    """All batches of an :func:`nqf_mini.online_stream` checked and cast at once, as
+    :func:`_prepare_data` checks a batch of any stream at every step: the same (X_t,
+    Y_t), Y_t with its output axis (..., b, K), and the same errors, before step 0."""
+    _, Y0 = _prepare_data(stream.X[0], stream.Y[0], U0, stacked, ("stream", "stream"))
+    X = as_tensor("stream", stream.X, dtype=U0.dtype, device=U0.device).detach()
+    Y = as_tensor("stream", stream.Y, dtype=U0.dtype, device=U0.device).detach()
+    return OnlineStream(X, Y.reshape(Y.shape[0], *Y0.shape))
+
+
 def _batch_indices(n: int, batch_size: int, steps: int, seed: int) -> torch.Tensor:
     """The minibatch indices of :func:`nqf_mini.training.minibatches` for a batch size."""
     batches = minibatches(n, batch_size, steps, seed)
@@ -414,9 +425,11 @@ class _TwoLayer:
         Y: torch.Tensor,
         record_outputs: bool,
         record_weights: bool,
+        stream_checked: bool = False,
     ):
         self.act, self.model, self.X, self.Y = act, model, X, Y
         self.record_outputs, self.record_weights = record_outputs, record_weights
+        self.stream_checked = stream_checked  # stream batches come from _checked_stream
 
     def gradient(self, state: State, batch: Any) -> tuple[torch.Tensor | None, State]:
         """(F on the evaluation data when the batch is all of it, else None; the gradients)."""
@@ -426,6 +439,8 @@ class _TwoLayer:
             return F, (dU, dV)
         if isinstance(batch, torch.Tensor):
             Xb, Yb = _rows(self.X, batch), _rows(self.Y, batch)
+        elif self.stream_checked:  # a batch of a stream checked once
+            Xb, Yb = batch
         else:  # a fresh batch of a stream
             Xb, Yb = _prepare_data(batch[0], batch[1], U, U.ndim == 3, ("stream", "stream"))
         return None, _gradients(self.act, self.model, U, V, Xb, Yb)
@@ -640,10 +655,13 @@ def train_two_layer(
         )  # (steps, R, b): each run's own
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
+    checked = isinstance(stream, OnlineStream)
+    if isinstance(stream, OnlineStream):  # all its batches at hand: checked once, here
+        batches = _checked_stream(stream, U, stacked)
     system = (
         _TwoLayerMoments(act, X, Y, record_outputs, record_weights)
         if moments
-        else _TwoLayer(act, model, X, Y, record_outputs, record_weights)
+        else _TwoLayer(act, model, X, Y, record_outputs, record_weights, checked)
     )
     trace = train(system, (U, V), opt, steps, batches=batches, record=record, every_step=False)
     rec = trace.records

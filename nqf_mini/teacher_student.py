@@ -20,7 +20,7 @@ with E[y^2] = sum_jk v*_j v*_k E[phi(u*_j . x) phi(u*_k . x)] a two-dimensional 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,7 +141,7 @@ def online_stream(
     batch_size: int,
     steps: int,
     seed: int | Sequence[int] = 2,
-) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+) -> OnlineStream:
     r"""A seeded stream of fresh batches for online SGD, ``stream(t) -> (X_t (b, p), y_t (b,))``
     (Chapter 7).
 
@@ -160,7 +160,8 @@ def online_stream(
         seed: seed of :func:`nqf_mini.generator`, or a sequence of R seeds.
 
     Returns:
-        The function t -> (X_t, y_t) (it raises ValueError for t outside 0 .. steps - 1).
+        An :class:`OnlineStream`, the function t -> (X_t, y_t) (it raises ValueError
+        for t outside 0 .. steps - 1).
 
     Raises:
         ValueError, TypeError: on a bad argument (naming it).
@@ -177,7 +178,7 @@ def online_stream(
     )
     if teachers is None and seeds is None:
         X, Y = _stream_batches(teacher, batch_size, steps, seed)  # type: ignore[arg-type]
-        return _reader(X, Y, steps)
+        return OnlineStream(X, Y)
     if teachers is not None and seeds is not None and len(teachers) != len(seeds):
         raise ValueError(
             f"argument `seed`: expected one seed per teacher ({len(teachers)}), got {len(seeds)}"
@@ -198,7 +199,7 @@ def online_stream(
     parts = [_stream_batches(t, batch_size, steps, s) for t, s in zip(teachers, seeds)]
     X = torch.stack([X for X, _ in parts], dim=1)  # (steps, R, b, p)
     Y = torch.stack([Y for _, Y in parts], dim=1)  # (steps, R, b)
-    return _reader(X, Y, steps)
+    return OnlineStream(X, Y)
 
 
 def _stream_batches(
@@ -218,15 +219,21 @@ def _stream_batches(
     return X.reshape(steps, batch_size, teacher.p), Y.reshape(steps, batch_size)
 
 
-def _reader(
-    X: torch.Tensor, Y: torch.Tensor, steps: int
-) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
-    def stream(t: int) -> tuple[torch.Tensor, torch.Tensor]:
+@dataclass(frozen=True, eq=False)
+class OnlineStream:
+    """The stream of :func:`online_stream`, ``stream(t) -> (X[t], Y[t])`` (Chapter 7),
+    holding all its batches: X (steps, b, p) and Y (steps, b), or (steps, R, b, p) and
+    (steps, R, b) for R runs. :func:`nqf_mini.train_two_layer` checks them once instead
+    of at every step."""
+
+    X: torch.Tensor
+    Y: torch.Tensor
+
+    def __call__(self, t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        steps = self.X.shape[0]
         if not 0 <= t < steps:
             raise ValueError(f"argument `t`: the stream holds steps 0..{steps - 1}, got {t}")
-        return X[t], Y[t]
-
-    return stream
+        return self.X[t], self.Y[t]
 
 
 def _gauss_hermite() -> tuple[np.ndarray, np.ndarray]:

@@ -205,3 +205,30 @@ def test_a_diverging_run_raises_with_advice():
     U0, V0 = nqf.two_layer_init(5, 7, 3, [0.3, 3.0], seed=[1, 2])
     with pytest.raises(DivergenceError, match="smaller step"):
         nqf.train_two_layer(X, Y, U0, V0, lr=50.0, steps=200, model="nqf", stacked=True)
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_an_online_stream_checked_once_trains_as_any_stream(stacked):
+    """train_two_layer checks the batches of an online_stream once, before step 0, not at
+    every step: the run is that of the same batches from a plain function, to the bit."""
+    teachers = [nqf.make_teacher(p=5, k=2, seed=r) for r in range(RUNS)]
+    X, _ = ts.evaluation_set(teachers[0], n=20, seed=2)
+    Y = torch.stack([t(X) for t in teachers])[..., None]
+    U0, V0 = nqf.two_layer_init(5, 4, 1, 0.3, seed=SEEDS)
+    if stacked:
+        stream = nqf.online_stream(teachers, batch_size=3, steps=30, seed=SEEDS)
+    else:
+        U0, V0, Y = U0[0], V0[0], Y[0]
+        stream = nqf.online_stream(teachers[0], batch_size=3, steps=30, seed=5)
+    assert isinstance(stream, ts.OnlineStream)
+    common = dict(lr=0.05, steps=30, stacked=stacked, record_every=4, record_outputs=True)
+    for model in ("network", "nqf"):
+        fast = nqf.train_two_layer(X, Y, U0, V0, stream=stream, model=model, **common)
+        slow = nqf.train_two_layer(X, Y, U0, V0, stream=lambda t: stream(t), model=model, **common)
+        assert torch.equal(fast.outputs, slow.outputs) and torch.equal(fast.U, slow.U)
+    bad = ts.OnlineStream(stream.X.clone(), stream.Y.clone())
+    bad.X[7].view(-1)[0] = float("nan")  # a bad batch is refused before any step
+    with pytest.raises(ValueError, match="argument `stream`: expected finite"):
+        nqf.train_two_layer(X, Y, U0, V0, stream=bad, **common)
+    with pytest.raises(ValueError, match="the stream holds steps 0..29"):
+        nqf.train_two_layer(X, Y, U0, V0, stream=stream, **(common | {"steps": 31}))
