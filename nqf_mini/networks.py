@@ -656,7 +656,7 @@ def train_two_layer(
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
     checked = isinstance(stream, OnlineStream)
-    if isinstance(stream, OnlineStream):  # all its batches at hand: checked once, here
+    if checked:  # all its batches at hand: checked once, here
         batches = _checked_stream(stream, U, stacked)
     system = (
         _TwoLayerMoments(act, X, Y, record_outputs, record_weights)

@@ -90,18 +90,13 @@ MATHJAX_READY = """async () => {
   }
 }"""
 
-#: Every formula on show (its container is laid out) has been typeset.
-TYPESET = """() => Array.from(document.querySelectorAll('mjx-container'))
-  .filter(c => c.getClientRects().length > 0
-                && getComputedStyle(c).visibility !== 'hidden')
-  .every(c => c.querySelector('mjx-math') !== null)"""
-
-#: Every formula on show that is in the window has been typeset.
-TYPESET_IN_VIEW = """() => Array.from(document.querySelectorAll('mjx-container'))
+#: Every formula on show (its container is laid out) has been typeset; with ``inView``,
+#: every such formula in the window.
+TYPESET = """inView => Array.from(document.querySelectorAll('mjx-container'))
   .filter(c => { const r = c.getBoundingClientRect();
-                 return c.getClientRects().length > 0 && r.bottom > 0
-                        && r.top < window.innerHeight
-                        && getComputedStyle(c).visibility !== 'hidden'; })
+                 return c.getClientRects().length > 0
+                        && getComputedStyle(c).visibility !== 'hidden'
+                        && (!inView || (r.bottom > 0 && r.top < window.innerHeight)); })
   .every(c => c.querySelector('mjx-math') !== null)"""
 
 #: MathJax's lazy typesetting typesets a formula only once it comes into view: typeset
@@ -150,13 +145,13 @@ def _typeset_all(page) -> dict:
     limit = 60_000 * timeouts.scale()
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight / 2)")
     try:
-        page.wait_for_function(TYPESET_IN_VIEW, timeout=limit)
+        page.wait_for_function(TYPESET, arg=True, timeout=limit)
     except PlaywrightTimeout as error:
         raise AssertionError(
             "the formulas scrolled into view were not typeset (MathJax's ui/lazy)"
         ) from error
     page.evaluate(TYPESET_PENDING)
-    page.wait_for_function(TYPESET, timeout=limit)
+    page.wait_for_function(TYPESET, arg=False, timeout=limit)
     return {"errors": page.evaluate(MATH_ERRORS), "displays": page.evaluate(DISPLAYS)}
 
 
