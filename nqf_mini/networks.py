@@ -656,8 +656,8 @@ def train_two_layer(
     if isinstance(batches, torch.Tensor):
         batches = batches.to(U.device)
     checked = isinstance(stream, OnlineStream)
-    if checked:  # all its batches at hand: checked once, here
-        batches = _checked_stream(stream, U, stacked)
+    if isinstance(stream, OnlineStream):  # all its batches at hand: checked once, here
+        batches = _checked_stream(stream, U, stacked)  # (isinstance again: for mypy)
     system = (
         _TwoLayerMoments(act, X, Y, record_outputs, record_weights)
         if moments
