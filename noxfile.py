@@ -67,9 +67,9 @@ TOOLS = [
     "setuptools>=77",
     "wheel",
 ]
-#: pytest-xdist workers of each session's unit tests (``.ci/run`` sets 1: its parts already
-#: keep both cores busy, and a second worker adds about 18 CPU-seconds of start and
-#: collection).
+#: pytest-xdist workers of each session's unit tests; 0 runs them in pytest's own process
+#: (``.ci/run`` sets 0: its parts already keep both cores busy, and one worker adds about
+#: 11 CPU-seconds of start, collection and reports).
 JOBS = os.environ.get("NQF_COMPAT_JOBS", "2")
 #: Notebooks executed at a time: each runs in its own kernel process, so a second costs
 #: only its runner's start (a few CPU-seconds), and the last session's notebooks, often the
