@@ -517,7 +517,7 @@ def test_a_class_under_tight_limits_loses_only_the_answers_concerned(tmp_path):
         tmp_path / "bigans" / "04_x.ipynb",
     )
     limits = Limits(
-        cpu_seconds=12, idle_seconds=8 * SCALE, memory_mb=1500, processes=32, reply_mb=16
+        cpu_seconds=6, idle_seconds=8 * SCALE, memory_mb=1500, processes=32, reply_mb=16
     )
     rows = grade.grade_class(tmp_path, jobs=2, seed=1, limits=limits, log=lambda *a: None)
     by = {(r["student"], r["label"]): r for r in rows}

@@ -1449,8 +1449,8 @@ def mutations(kind: str, value: Any) -> list[tuple[str, Any]]:
 
 
 def _label(value: Any) -> str:
-    """A description of a bad value that is the same in every process (a test ID: pytest-xdist
-    compares the IDs its workers collect), so never a repr with a memory address."""
+    """A description of a bad value that is the same in every process (a failure names its
+    case by it, and two runs' reports must compare), so never a repr with a memory address."""
     name = getattr(value, "__name__", None)
     if name:
         return name
