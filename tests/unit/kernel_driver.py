@@ -22,12 +22,16 @@ from typing import Any
 
 from jupyter_client.manager import start_new_kernel
 
+from scripts.kernel_start import starting
 from scripts.timeouts import scale
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-#: Seconds from the kernel's reply to a request to its idle status on IOPub, at most
-#: (stretched by NQF_TIMEOUT_SCALE); normally milliseconds.
+#: Seconds from the kernel's reply to a request to its idle status on IOPub (or back), at
+#: most (stretched by NQF_TIMEOUT_SCALE); normally milliseconds.
 REPLY_TO_IDLE_S = 10.0
+#: Seconds a request may wait for the kernel to take it up (its "busy" status) before the
+#: kernel is nudged (:meth:`Kernel._nudge`).
+NUDGE_S = 3.0
 
 
 class KernelError(RuntimeError):
@@ -37,7 +41,8 @@ class KernelError(RuntimeError):
 class LostMessage(TimeoutError):
     """The kernel replied to a request, but its idle status (and maybe outputs) never
     came on IOPub. ipykernel 7 has been seen to lose IOPub messages now and then, in
-    CI runs of the minimum environment; the test then waited out its whole limit."""
+    CI runs of the minimum environment; the test then waited out its whole limit (see
+    also :meth:`Kernel._until_idle` on requests that the kernel misses)."""
 
 
 @dataclass
@@ -76,9 +81,13 @@ class Kernel:
                 environment[key] = value
         self.timeout = timeout * scale()
         self.models: dict[str, Model] = {}
-        self.manager, self.client = start_new_kernel(
-            kernel_name="python3", cwd=str(cwd), env=environment, startup_timeout=120 * scale()
-        )
+        with starting():  # no other kernel of the run is handed its ports
+            self.manager, self.client = start_new_kernel(
+                kernel_name="python3",
+                cwd=str(cwd),
+                env=environment,
+                startup_timeout=120 * scale(),
+            )
 
     def __enter__(self) -> Kernel:
         return self
@@ -113,29 +122,48 @@ class Kernel:
         elif kind == "stream" and content.get("name") == "stderr":
             outputs.append({"stderr": content["text"]})
 
-    def _until_idle(self, parent: str) -> list[dict[str, Any]]:
-        """The outputs of request ``parent``, once the kernel's idle status for it came.
+    def _until_idle(self, parent: str, reply: bool = True) -> list[dict[str, Any]]:
+        """The outputs of request ``parent``, once the kernel's idle status for it came
+        and, for a request that has one (``reply``), its shell reply.
 
         IOPub is read in one-second polls, and the shell channel looked at in between:
         once the kernel has replied, its idle status must follow within seconds. If it
         does not, :class:`LostMessage` is raised at once instead of the whole limit
-        being waited out (a kernel once sat idle while its test waited on IOPub)."""
+        being waited out (a kernel once sat idle while its test waited on IOPub).
+
+        ipykernel 7.3, the newest for Python 3.10 (the minimum environment), can miss a
+        request that reaches it while it sends a reply on the same socket: the request
+        then waits, the kernel idle, until a new connection reaches that socket
+        (ipykernel issue 1554, fixed in 7.4). Two guards: the wait ends only once the
+        reply has come, so that the next request never meets this one's reply; and a
+        request the kernel has not taken up (no "busy" status) within :data:`NUDGE_S`
+        seconds gets a nudge, as Jupyter's server nudges each new connection."""
         outputs: list[dict[str, Any]] = []
         errors: list[str] = []
         heard = time.monotonic()  # when the kernel last sent anything for this request
+        nudged = heard
+        started = False  # its "busy" status came
         replied: float | None = None
-        while True:
+        idle: float | None = None
+        while idle is None or (reply and replied is None):
             try:
-                msg = self.client.get_iopub_msg(timeout=1.0)
+                msg = self.client.get_iopub_msg(timeout=1.0 if idle is None else 0.05)
             except queue.Empty:
                 now = time.monotonic()
-                if replied is None and self._replied(parent):
+                if reply and replied is None and self._replied(parent):
                     replied = now
-                if replied is not None and now - replied > REPLY_TO_IDLE_S * scale():
-                    raise LostMessage(
-                        "the kernel replied, but its idle status for the request never "
-                        "came on IOPub (a lost message)"
-                    ) from None
+                if idle is None and replied is not None:
+                    if now - replied > REPLY_TO_IDLE_S * scale():
+                        raise LostMessage(
+                            "the kernel replied, but its idle status for the request never "
+                            "came on IOPub (a lost message)"
+                        ) from None
+                elif idle is not None and replied is None:
+                    if now - idle > REPLY_TO_IDLE_S * scale():
+                        break  # the outputs are complete; only the shell reply is late
+                elif not started and now - nudged > NUDGE_S:
+                    self._nudge()
+                    nudged = now
                 if now - heard > self.timeout:
                     raise TimeoutError(
                         f"the kernel did not finish within {self.timeout} s"
@@ -143,15 +171,28 @@ class Kernel:
                 continue
             heard = time.monotonic()
             self._handle(msg, outputs, errors)
-            if (
-                msg["msg_type"] == "status"
-                and msg["content"]["execution_state"] == "idle"
-                and msg["parent_header"].get("msg_id") == parent
-            ):
-                break
+            if msg["msg_type"] == "status" and msg["parent_header"].get("msg_id") == parent:
+                if msg["content"]["execution_state"] == "busy":
+                    started = True
+                elif msg["content"]["execution_state"] == "idle":
+                    idle = heard
         if errors:
             raise KernelError(errors[0])
         return outputs
+
+    def _nudge(self) -> None:
+        """A ``kernel_info`` request from a new, short-lived connection to the kernel's
+        shell socket: the new connection wakes a kernel that has missed a request."""
+        client = self.manager.client()
+        client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+        try:
+            client.kernel_info()
+            try:
+                client.get_shell_msg(timeout=0.5)
+            except queue.Empty:  # busy with a long request: the connection was enough
+                pass
+        finally:
+            client.stop_channels()
 
     def _replied(self, parent: str) -> bool:
         """Whether the shell reply to ``parent`` has come (earlier replies are dropped)."""
@@ -218,4 +259,4 @@ class Kernel:
         )
         self.client.shell_channel.send(message)
         model.state.update(state)
-        self._until_idle(message["header"]["msg_id"])
+        self._until_idle(message["header"]["msg_id"], reply=False)  # a comm message has none

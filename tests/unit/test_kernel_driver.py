@@ -1,7 +1,9 @@
 """The test front end's wait for a request (:meth:`kernel_driver.Kernel._until_idle`),
-against a scripted client: outputs after empty polls are kept, a reply whose idle status
-never comes ends the wait early (:class:`kernel_driver.LostMessage`), and
-:meth:`~kernel_driver.Kernel.evaluate` asks once more when IOPub lost its answer."""
+against a scripted client: outputs after empty polls are kept, the wait ends only with
+the shell reply, a reply whose idle status never comes ends the wait early
+(:class:`kernel_driver.LostMessage`), a request the kernel has not taken up gets a nudge
+from a new connection, and :meth:`~kernel_driver.Kernel.evaluate` asks once more when
+IOPub lost its answer."""
 
 from __future__ import annotations
 
@@ -27,9 +29,10 @@ class Client:
         return item
 
     def get_shell_msg(self, timeout: float) -> dict:
-        if not self.shell:
+        item = self.shell.pop(0) if self.shell else None
+        if item is None:
             raise queue.Empty
-        return self.shell.pop(0)
+        return item
 
 
 def _status(state: str, parent: str) -> dict:
@@ -52,8 +55,52 @@ def test_an_output_after_empty_polls_is_kept():
         "content": {"data": {"text/plain": "4"}},
         "parent_header": {"msg_id": "a"},
     }
-    client = Client([_status("busy", "a"), None, None, shown, _status("idle", "a")], [])
+    reply = {"parent_header": {"msg_id": "a"}}
+    client = Client([_status("busy", "a"), None, None, shown, _status("idle", "a")], [reply])
     assert _kernel(client)._until_idle("a") == [{"text/plain": "4"}]
+
+
+def test_the_wait_ends_with_the_reply_not_before():
+    # the idle status came first: the next request must not meet this one's reply
+    reply = {"parent_header": {"msg_id": "a"}}
+    client = Client([_status("busy", "a"), _status("idle", "a")], [None, None, None, reply])
+    assert _kernel(client)._until_idle("a") == []
+    assert client.shell == []
+
+
+def test_a_request_the_kernel_missed_is_nudged_from_a_new_connection(monkeypatch):
+    monkeypatch.setattr(kernel_driver, "NUDGE_S", 0.1)
+    client = Client([], [])
+    nudges = []
+
+    class Fresh:  # the short-lived client of the nudge
+        def start_channels(self, **channels):
+            assert channels["shell"] and not channels["iopub"]
+
+        def kernel_info(self):
+            nudges.append(time.monotonic())  # the kernel wakes and runs the request
+            client.iopub += [_status("busy", "a"), _status("idle", "a")]
+            client.shell.append({"parent_header": {"msg_id": "a"}})
+
+        def get_shell_msg(self, timeout):
+            raise queue.Empty
+
+        def stop_channels(self):
+            pass
+
+    kernel = _kernel(client)
+    kernel.manager = type("Manager", (), {"client": lambda self: Fresh()})()
+    start = time.monotonic()
+    assert kernel._until_idle("a") == []
+    assert len(nudges) == 1 and nudges[0] - start >= 0.1
+
+
+def test_a_request_under_way_is_not_nudged(monkeypatch):
+    monkeypatch.setattr(kernel_driver, "NUDGE_S", 0.0)
+    reply = {"parent_header": {"msg_id": "a"}}
+    client = Client([_status("busy", "a"), None, None, None, _status("idle", "a")], [reply])
+    kernel = _kernel(client)  # no manager: a nudge would raise AttributeError
+    assert kernel._until_idle("a") == []
 
 
 def test_a_reply_without_its_idle_status_fails_soon(monkeypatch):
