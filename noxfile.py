@@ -246,6 +246,8 @@ def colab(session: nox.Session) -> None:
         "-m",
         "pytest",
         "--nbval",
+        "-p",
+        "tests.nbval_kernel",
         "--nbval-current-env",
         "--nbval-sanitize-with",
         "tests/nbval_sanitize.cfg",

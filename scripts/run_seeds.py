@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,13 +20,11 @@ import nbformat
 from nbclient.exceptions import CellExecutionError
 
 from scripts.execute_chapters import notebook_client
+from scripts.kernel_start import starting
 from scripts.timeouts import scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_NOTEBOOKS = sorted(ROOT.glob("chapters/*.ipynb")) + sorted(ROOT.glob("book/*.ipynb"))
-#: Held while a kernel starts: two kernels started at the same moment by one process can
-#: be handed the same free port (seen as "Address already in use" with --jobs 2).
-STARTING = threading.Lock()
 
 
 def run(path: Path, shift: int, timeout: int) -> tuple[Path, int, float, str]:
@@ -44,7 +41,7 @@ def run(path: Path, shift: int, timeout: int) -> tuple[Path, int, float, str]:
     client = notebook_client(nb, path, timeout)
     start = time.perf_counter()
     try:
-        with STARTING:
+        with starting():  # two kernels started at once can be handed the same port
             client.create_kernel_manager()
             client.start_new_kernel(env=env)
             client.start_new_kernel_client()
