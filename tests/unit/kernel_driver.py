@@ -169,9 +169,11 @@ class Kernel:
                         f"the kernel did not finish within {self.timeout} s"
                     ) from None
                 continue
-            heard = time.monotonic()
             self._handle(msg, outputs, errors)
-            if msg["msg_type"] == "status" and msg["parent_header"].get("msg_id") == parent:
+            if msg["parent_header"].get("msg_id") != parent:
+                continue  # e.g. the statuses of a nudge: they do not extend the limit
+            heard = time.monotonic()
+            if msg["msg_type"] == "status":
                 if msg["content"]["execution_state"] == "busy":
                     started = True
                 elif msg["content"]["execution_state"] == "idle":

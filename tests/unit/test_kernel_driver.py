@@ -49,6 +49,26 @@ def _kernel(client: Client, timeout: float = 60.0) -> Kernel:
     return kernel
 
 
+def _nudged_by(kernel: Kernel, on_kernel_info) -> None:
+    """Give ``kernel`` a manager whose short-lived clients (the nudges) call
+    ``on_kernel_info`` when they send their request."""
+
+    class Fresh:
+        def start_channels(self, **channels):
+            assert channels["shell"] and not channels["iopub"]
+
+        def kernel_info(self):
+            on_kernel_info()
+
+        def get_shell_msg(self, timeout):
+            raise queue.Empty
+
+        def stop_channels(self):
+            pass
+
+    kernel.manager = type("Manager", (), {"client": lambda self: Fresh()})()
+
+
 def test_an_output_after_empty_polls_is_kept():
     shown = {
         "msg_type": "display_data",
@@ -73,26 +93,34 @@ def test_a_request_the_kernel_missed_is_nudged_from_a_new_connection(monkeypatch
     client = Client([], [])
     nudges = []
 
-    class Fresh:  # the short-lived client of the nudge
-        def start_channels(self, **channels):
-            assert channels["shell"] and not channels["iopub"]
-
-        def kernel_info(self):
-            nudges.append(time.monotonic())  # the kernel wakes and runs the request
-            client.iopub += [_status("busy", "a"), _status("idle", "a")]
-            client.shell.append({"parent_header": {"msg_id": "a"}})
-
-        def get_shell_msg(self, timeout):
-            raise queue.Empty
-
-        def stop_channels(self):
-            pass
+    def wake():  # the kernel wakes and runs the request
+        nudges.append(time.monotonic())
+        client.iopub += [_status("busy", "a"), _status("idle", "a")]
+        client.shell.append({"parent_header": {"msg_id": "a"}})
 
     kernel = _kernel(client)
-    kernel.manager = type("Manager", (), {"client": lambda self: Fresh()})()
+    _nudged_by(kernel, wake)
     start = time.monotonic()
     assert kernel._until_idle("a") == []
     assert len(nudges) == 1 and nudges[0] - start >= 0.1
+
+
+def test_nudges_do_not_extend_the_limit(monkeypatch):
+    # a request that stays lost: the nudges' own statuses must not keep the wait alive
+    monkeypatch.setattr(kernel_driver, "NUDGE_S", 0.01)
+    client = Client([], [])
+    nudges = []
+
+    def answer_only_the_nudge():
+        nudges.append(1)
+        assert len(nudges) < 200, "nudged on and on: the limit never came"
+        client.iopub += [_status("busy", "nudge"), _status("idle", "nudge")]
+
+    kernel = _kernel(client, timeout=0.5)
+    _nudged_by(kernel, answer_only_the_nudge)
+    with pytest.raises(TimeoutError, match="did not finish within"):
+        kernel._until_idle("a")
+    assert len(nudges) >= 2
 
 
 def test_a_request_under_way_is_not_nudged(monkeypatch):
