@@ -99,10 +99,12 @@ unit: $(STAMP) $(VENDOR) bwrap
 
 # Every notebook re-executed and its stored outputs compared, JOBS notebooks at a time
 # (torch is single-threaded in every notebook; OMP_NUM_THREADS=1 keeps BLAS so too). The
-# kernels start one at a time, and once more if one dies while starting (tests/nbval_kernel.py).
+# kernels start one at a time, and once more if one dies while starting
+# (tests/nbval_kernel.py).
 nbval: $(STAMP)
-	NQF_EXPLORER_FRAMES=default OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval -p tests.nbval_kernel \
-		--nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	NQF_EXPLORER_FRAMES=default OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval \
+		-p tests.nbval_kernel --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg \
 		--nbval-cell-timeout=$$($(BIN)/python -m scripts.timeouts 120) \
 		--nbval-kernel-startup-timeout=$$($(BIN)/python -m scripts.timeouts 60) \
 		-n $(JOBS) --dist loadfile $(NOTEBOOKS) -q
